@@ -1,0 +1,43 @@
+#pragma once
+/// Stretch energy of one edge (2-vertex stencil), in 2D or 3D.
+///
+///   E = 1/2 k (|d| - L)^2,   d = x1 - x0,   k = E A / L   (interface.md section 2)
+///
+/// DOF order of the stencil vector: [x0, x1], D entries each.
+/// Gradient: dE/dx1 = k (|d| - L) d^ = -dE/dx0.
+/// Hessian: [[B, -B], [-B, B]] with B = k [d^ d^T + (1 - L/|d|)(I - d^ d^T)]
+/// (physics-notes.md, "Definiteness"). B is indefinite when the edge is compressed; the
+/// projected Hessian replaces (1 - L/|d|) by max(0, 1 - L/|d|), which is exactly the
+/// projection of the 2D x 2D block matrix onto the PSD cone (the block pattern [[1,-1],[-1,1]]
+/// has eigenvalues 0 and 2, so the eigenvalues of the whole are 0 and 2 x those of B).
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+template <int D>
+struct StretchStencil {
+  Vec<D> x0, x1;
+};
+
+template <int D>
+double stretch_energy(const StretchStencil<D>& s, double rest_length, double stiffness);
+
+template <int D>
+Vec<2 * D> stretch_gradient(const StretchStencil<D>& s, double rest_length, double stiffness);
+
+/// The exact Hessian (indefinite when compressed).
+template <int D>
+Mat<2 * D, 2 * D> stretch_hessian(const StretchStencil<D>& s, double rest_length, double stiffness);
+
+/// The nearest PSD matrix to the exact Hessian (closed form, no eigen-decomposition).
+template <int D>
+Mat<2 * D, 2 * D> stretch_hessian_projected(const StretchStencil<D>& s, double rest_length,
+                                            double stiffness);
+
+/// The D x D block B of the Hessian; the projected variant clamps (1 - L/|d|) at zero.
+template <int D>
+Mat<D, D> stretch_hessian_block(const StretchStencil<D>& s, double rest_length, double stiffness,
+                                bool project);
+
+}  // namespace bristle

@@ -1,0 +1,80 @@
+#pragma once
+/// A preconditioner for Eigen::ConjugateGradient that solves each rod's block exactly.
+///
+/// Without contact between rods, the system matrix is block diagonal with one block per rod,
+/// and each block is banded: a vertex couples to its neighbours up to two vertices away
+/// (bending), so the half-bandwidth is at most 3D - 1. A banded Cholesky factorisation costs
+/// O(n w^2) per rod and makes CG converge in one iteration on an uncoupled system; coupling
+/// terms outside the blocks (future rod-rod contact) are left to CG. Any DOF outside the
+/// configured blocks, or a block whose factorisation fails, falls back to Jacobi.
+///
+/// It follows Eigen's preconditioner concept (analyzePattern, factorize, compute, solve, info).
+
+#include <utility>
+#include <vector>
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+class RodBlockPreconditioner {
+ public:
+  using StorageIndex = int;
+  enum { ColsAtCompileTime = Eigen::Dynamic, MaxColsAtCompileTime = Eigen::Dynamic };
+
+  RodBlockPreconditioner() = default;
+  template <typename MatrixType>
+  explicit RodBlockPreconditioner(const MatrixType& m) { compute(m); }
+
+  /// Contiguous [begin, end) index ranges, one per rod; set before compute().
+  void set_blocks(std::vector<std::pair<int, int>> blocks) { blocks_ = std::move(blocks); }
+
+  template <typename MatrixType>
+  RodBlockPreconditioner& analyzePattern(const MatrixType&) { return *this; }
+
+  template <typename MatrixType>
+  RodBlockPreconditioner& factorize(const MatrixType& m) {
+    factorize_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
+    return *this;
+  }
+
+  template <typename MatrixType>
+  RodBlockPreconditioner& compute(const MatrixType& m) { return factorize(m); }
+
+  template <typename Rhs>
+  VecX solve(const Eigen::MatrixBase<Rhs>& b) const {
+    VecX x = b;
+    apply_in_place(x);
+    return x;
+  }
+
+  Eigen::ComputationInfo info() const { return Eigen::Success; }
+  Eigen::Index rows() const { return size_; }
+  Eigen::Index cols() const { return size_; }
+
+  /// How many times solve() ran since the last reset: CG's preconditioned iterations.
+  long applications() const { return applications_; }
+  void reset_applications() { applications_ = 0; }
+  /// Blocks whose banded Cholesky failed (not positive definite) and fell back to Jacobi.
+  int failed_blocks() const { return failed_blocks_; }
+
+ private:
+  struct Block {
+    int begin = 0, size = 0, half_bandwidth = 0;
+    bool factored = false;
+    std::vector<double> band;  // row i holds L(i, i-w .. i)
+  };
+
+  void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
+  void apply_in_place(VecX& x) const;
+
+  std::vector<std::pair<int, int>> blocks_;
+  std::vector<Block> factors_;
+  VecX inverse_diagonal_;
+  std::vector<char> covered_;
+  int size_ = 0;
+  int failed_blocks_ = 0;
+  mutable long applications_ = 0;
+};
+
+}  // namespace bristle

@@ -1,0 +1,96 @@
+#pragma once
+/// The simulated system: rods, external fields, and how their degrees of freedom are laid
+/// out in one state vector.
+///
+/// DOF layout. Every rod owns a contiguous run of DOFs: D per vertex (D = dimension), vertex
+/// after vertex. Nothing outside DofLayout assumes that a DOF index is D * vertex: code asks
+/// `vertex_dof(rod, i)`, so edge twist DOFs (full discrete elastic rods) can later be appended
+/// to each rod's run without touching the energies or the assembly.
+///
+/// Fixed vertices are eliminated from the linear system: the "free" numbering skips their
+/// DOFs, and each rod's free DOFs stay contiguous, which is what the per-rod preconditioner
+/// relies on.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bristle/math/types.hpp"
+#include "bristle/model/rod.hpp"
+
+namespace bristle {
+
+/// A point force on one vertex, optionally ramped in linearly over `ramp` seconds.
+struct PointLoad {
+  int rod = 0;
+  int vertex = 0;
+  Vec3 force = Vec3::Zero();  ///< [N]
+  double ramp = 0.0;          ///< [s]; 0 applies the full force from t = 0
+
+  Vec3 force_at(double time) const;
+};
+
+class DofLayout {
+ public:
+  DofLayout() = default;
+  DofLayout(int dimension, const std::vector<Rod>& rods);
+
+  int dimension() const { return dimension_; }
+  int dof_count() const { return dof_count_; }
+  int free_dof_count() const { return free_dof_count_; }
+  int vertex_count() const { return static_cast<int>(vertex_dof_.size()); }
+
+  /// Global index of a rod's vertex (rods' vertices numbered one after another).
+  int global_vertex(int rod, int vertex) const { return rod_first_vertex_[rod] + vertex; }
+  /// First DOF of a vertex, by global vertex index.
+  int vertex_dof(int global_vertex) const { return vertex_dof_[global_vertex]; }
+  int vertex_dof(int rod, int vertex) const { return vertex_dof_[global_vertex(rod, vertex)]; }
+  /// Index of a DOF among the free DOFs, or -1 when the DOF is held fixed.
+  int free_index(int dof) const { return free_index_[dof]; }
+  /// [begin, end) of a rod's free DOFs in the free numbering.
+  std::pair<int, int> rod_free_range(int rod) const { return rod_free_range_[rod]; }
+  const std::vector<std::pair<int, int>>& rod_free_ranges() const { return rod_free_range_; }
+  /// Which rod and vertex a DOF belongs to.
+  std::pair<int, int> dof_owner(int dof) const;
+
+ private:
+  int dimension_ = 3;
+  int dof_count_ = 0;
+  int free_dof_count_ = 0;
+  std::vector<int> rod_first_vertex_;
+  std::vector<int> vertex_dof_;
+  std::vector<int> free_index_;
+  std::vector<std::pair<int, int>> rod_free_range_;
+  std::vector<std::pair<int, int>> dof_owner_;
+};
+
+struct Model {
+  int dimension = 3;
+  std::vector<Rod> rods;
+  Vec3 gravity = Vec3::Zero();   ///< [m/s^2]; only the first `dimension` components are used
+  double damping_mass = 0.0;     ///< Rayleigh mass coefficient alpha [1/s]
+  double damping_stiffness = 0.0;  ///< Rayleigh stiffness coefficient beta [s]
+  std::vector<PointLoad> loads;
+  DofLayout layout;
+
+  /// Recomputes `layout` from `rods`; call after rods change.
+  void finalize();
+  /// Lumped mass of every DOF [kg].
+  VecX dof_masses() const;
+  int rod_index(const std::string& name) const;  ///< -1 when absent
+};
+
+/// Positions, velocities and time: plain copyable data.
+struct State {
+  VecX positions;   ///< [m], DofLayout order
+  VecX velocities;  ///< [m/s]
+  double time = 0.0;  ///< [s]
+};
+
+/// The state with every rod at its initial positions and at rest.
+State initial_state(const Model& model);
+
+/// Position of a rod's vertex, as a 3-vector (z = 0 in 2D).
+Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int vertex);
+
+}  // namespace bristle

@@ -1,0 +1,53 @@
+#pragma once
+/// One rod: a polyline of vertices with rest lengths, rest turning angles and fixed vertices.
+
+#include <string>
+#include <vector>
+
+#include "bristle/math/types.hpp"
+#include "bristle/model/material.hpp"
+
+namespace bristle {
+
+/// What the rod's rest shape is (interface.md section 1, `rods[].rest`).
+enum class RestShape {
+  Initial,   ///< rest lengths and rest angles from the given vertices
+  Straight,  ///< rest lengths from the vertices, rest angles zero
+};
+
+struct Rod {
+  std::string name;
+  Material material;
+  /// Initial vertex positions [m]; the third component is 0 in 2D scenes.
+  std::vector<Vec3> initial_positions;
+  /// Rest length of edge j (between vertices j and j+1) [m].
+  std::vector<double> rest_lengths;
+  /// Rest turning angle at vertex i [rad]; entries 0 and n-1 are unused (zero).
+  /// Signed in 2D, in [0, pi] in 3D.
+  std::vector<double> rest_angles;
+  /// Indices of vertices held in place, sorted and unique.
+  std::vector<int> fixed;
+
+  int vertex_count() const { return static_cast<int>(initial_positions.size()); }
+  int edge_count() const { return vertex_count() - 1; }
+  bool is_fixed(int vertex) const;
+
+  /// Lumped mass of vertex i: density A (L_{i-1} + L_i) / 2 [kg].
+  double vertex_mass(int vertex) const;
+  /// Stretch stiffness E A / L_j of edge j [N/m].
+  double stretch_stiffness(int edge) const;
+  /// Voronoi length l_i = (L_{i-1} + L_i) / 2 of interior vertex i [m].
+  double voronoi_length(int vertex) const;
+  /// Bending stiffness E I / l_i of interior vertex i [N m].
+  double bend_stiffness(int vertex) const;
+  /// Total rest length [m].
+  double rest_length() const;
+};
+
+/// Builds a rod from its vertices. `dimension` decides whether rest angles are signed (2D)
+/// or unsigned (3D). Preconditions (checked by the scene loader, asserted here): at least two
+/// vertices, no zero-length edge, fixed indices in range.
+Rod make_rod(std::string name, const Material& material, std::vector<Vec3> positions,
+             std::vector<int> fixed, RestShape rest, int dimension);
+
+}  // namespace bristle

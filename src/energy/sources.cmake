@@ -1,0 +1,3 @@
+list(APPEND BRISTLE_SOURCES
+  src/energy/stretch.cpp
+  src/energy/bend.cpp)

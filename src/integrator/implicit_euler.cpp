@@ -1,0 +1,110 @@
+#include "bristle/integrator/implicit_euler.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace bristle {
+
+ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
+    : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()) {
+  const int n = model.layout.free_dof_count();
+  warm_start_ = VecX::Zero(n);
+  solver_.preconditioner().set_blocks(model.layout.rod_free_ranges());
+  solver_.setTolerance(settings_.cg_tolerance);
+  solver_.setMaxIterations(settings_.cg_max_iterations);
+}
+
+EnergyBreakdown ImplicitEuler::energies(const State& state) const {
+  EnergyBreakdown e = assembler_.potential_energies(state.positions, state.time);
+  e.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
+  return e;
+}
+
+bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, const char* what) const {
+  for (int dof = 0; dof < values.size(); ++dof) {
+    if (std::isfinite(values[dof])) continue;
+    const auto [rod, vertex] = model_.layout.dof_owner(dof);
+    std::ostringstream message;
+    message << "non-finite " << what << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
+    report.ok = false;
+    report.failure = message.str();
+    report.failed_rod = rod;
+    report.failed_vertex = vertex;
+    return true;
+  }
+  return false;
+}
+
+StepReport ImplicitEuler::step(State& state, double dt) {
+  StepReport report;
+  const DofLayout& layout = model_.layout;
+  const double h = dt;
+  const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
+  const double t1 = state.time + h;
+  const VecX& x0 = state.positions;
+  const VecX& v0 = state.velocities;
+  const int n_free = layout.free_dof_count();
+
+  // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
+  VecX v = v0;
+  VecX x_lin = x0;
+  auto& preconditioner = solver_.preconditioner();
+  preconditioner.reset_applications();
+
+  for (int iteration = 0; iteration < std::max(1, settings_.newton_iterations); ++iteration) {
+    if (iteration > 0) x_lin = x0 + h * v;
+
+    // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w.
+    w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
+    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, &w_, &product_);
+
+    // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs.
+    SparseMatrix& system = assembler_.matrix();
+    double* values = system.valuePtr();
+    residual_ = mass_.cwiseProduct((1.0 + h * alpha) * v - v0) + h * gradient_ + product_;
+    rhs_free_.resize(n_free);
+    for (int dof = 0; dof < layout.dof_count(); ++dof) {
+      const int f = layout.free_index(dof);
+      if (f < 0) continue;
+      values[assembler_.diagonal_slots()[f]] += (1.0 + h * alpha) * mass_[dof];
+      rhs_free_[f] = -residual_[dof];
+    }
+    if (find_non_finite(residual_, report, "force")) break;
+
+    // Solve, warm-started from the previous step's first velocity change.
+    solver_.compute(system);
+    dv_free_ = solver_.solveWithGuess(rhs_free_, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval());
+    report.cg_residual = solver_.error();
+    report.newton_iterations = iteration + 1;
+    if (solver_.info() != Eigen::Success) {
+      std::ostringstream message;
+      message << "conjugate gradient did not converge: relative residual " << solver_.error()
+              << " after " << solver_.iterations() << " iterations (cg_tolerance "
+              << settings_.cg_tolerance << ")";
+      report.ok = false;
+      report.failure = message.str();
+      break;
+    }
+    if (iteration == 0) warm_start_ = dv_free_;
+
+    // Update the free velocities.
+    for (int dof = 0; dof < layout.dof_count(); ++dof) {
+      const int f = layout.free_index(dof);
+      if (f >= 0) v[dof] += dv_free_[f];
+    }
+  }
+  report.cg_iterations = static_cast<int>(preconditioner.applications());
+
+  if (report.ok) {
+    VecX x1 = x0 + h * v;
+    if (!find_non_finite(v, report, "velocity") && !find_non_finite(x1, report, "position")) {
+      state.positions = std::move(x1);
+      state.velocities = std::move(v);
+      state.time = t1;
+    }
+  }
+  report.energies = energies(state);
+  return report;
+}
+
+}  // namespace bristle

@@ -1,0 +1,4 @@
+list(APPEND BRISTLE_SOURCES
+  src/integrator/assembly.cpp
+  src/integrator/rod_preconditioner.cpp
+  src/integrator/implicit_euler.cpp)

@@ -1,0 +1,66 @@
+#include "bristle/model/model.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace bristle {
+
+Vec3 PointLoad::force_at(double time) const {
+  if (ramp <= 0.0 || time >= ramp) return force;
+  return force * (std::max(0.0, time) / ramp);
+}
+
+DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(dimension) {
+  int vertex = 0;
+  for (const Rod& rod : rods) {
+    rod_first_vertex_.push_back(vertex);
+    const int free_begin = free_dof_count_;
+    for (int i = 0; i < rod.vertex_count(); ++i, ++vertex) {
+      vertex_dof_.push_back(dof_count_);
+      const bool fixed = rod.is_fixed(i);
+      for (int k = 0; k < dimension; ++k) {
+        free_index_.push_back(fixed ? -1 : free_dof_count_++);
+        dof_owner_.emplace_back(static_cast<int>(rod_first_vertex_.size()) - 1, i);
+        ++dof_count_;
+      }
+    }
+    rod_free_range_.emplace_back(free_begin, free_dof_count_);
+  }
+}
+
+std::pair<int, int> DofLayout::dof_owner(int dof) const { return dof_owner_[dof]; }
+
+void Model::finalize() { layout = DofLayout(dimension, rods); }
+
+VecX Model::dof_masses() const {
+  VecX mass(layout.dof_count());
+  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
+    for (int i = 0; i < rods[r].vertex_count(); ++i)
+      mass.segment(layout.vertex_dof(r, i), dimension).setConstant(rods[r].vertex_mass(i));
+  return mass;
+}
+
+int Model::rod_index(const std::string& name) const {
+  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
+    if (rods[r].name == name) return r;
+  return -1;
+}
+
+State initial_state(const Model& model) {
+  State state;
+  state.positions.resize(model.layout.dof_count());
+  state.velocities = VecX::Zero(model.layout.dof_count());
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+    for (int i = 0; i < model.rods[r].vertex_count(); ++i)
+      state.positions.segment(model.layout.vertex_dof(r, i), model.dimension) =
+          model.rods[r].initial_positions[i].head(model.dimension);
+  return state;
+}
+
+Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int vertex) {
+  Vec3 p = Vec3::Zero();
+  p.head(model.dimension) = positions.segment(model.layout.vertex_dof(rod, vertex), model.dimension);
+  return p;
+}
+
+}  // namespace bristle

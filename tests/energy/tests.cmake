@@ -1,0 +1,3 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  energy/test_stretch.cpp
+  energy/test_bend.cpp)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs Bristle's build and run dependencies from Debian's packages.
+# As root it runs apt-get; otherwise it prints the command to run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
+  libcairo2-dev   # PNG rendering (bristle render)
+  ffmpeg          # video assembly (bristle render --video)
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "Run as root (or with sudo):"
+  echo "  apt-get update && apt-get install -y ${packages[*]}"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}"
