@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bristle/math/types.hpp"
+#include "bristle/model/collider.hpp"
 #include "bristle/model/rod.hpp"
 
 namespace bristle {
@@ -71,6 +72,7 @@ struct Model {
   double damping_mass = 0.0;     ///< Rayleigh mass coefficient alpha [1/s]
   double damping_stiffness = 0.0;  ///< Rayleigh stiffness coefficient beta [s]
   std::vector<PointLoad> loads;
+  std::vector<Collider> colliders;
   DofLayout layout;
 
   /// Recomputes `layout` from `rods`; call after rods change.
