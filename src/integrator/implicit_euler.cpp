@@ -1,9 +1,16 @@
 #include "bristle/integrator/implicit_euler.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
 namespace bristle {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+}  // namespace
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
     : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()) {
@@ -54,6 +61,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   for (int iteration = 0; iteration < std::max(1, settings_.newton_iterations); ++iteration) {
     if (iteration > 0) x_lin = x0 + h * v;
 
+    const Clock::time_point assembly_start = Clock::now();
     // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w.
     w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
     assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, &w_, &product_);
@@ -69,11 +77,14 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       values[assembler_.diagonal_slots()[f]] += (1.0 + h * alpha) * mass_[dof];
       rhs_free_[f] = -residual_[dof];
     }
+    report.assembly_seconds += seconds_since(assembly_start);
     if (find_non_finite(residual_, report, "force")) break;
 
     // Solve, warm-started from the previous step's first velocity change.
+    const Clock::time_point solve_start = Clock::now();
     solver_.compute(system);
     dv_free_ = solver_.solveWithGuess(rhs_free_, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval());
+    report.solve_seconds += seconds_since(solve_start);
     report.cg_residual = solver_.error();
     report.newton_iterations = iteration + 1;
     if (solver_.info() != Eigen::Success) {

@@ -47,6 +47,8 @@ struct StepReport {
   double cg_residual = 0.0; ///< relative residual of the last linear solve
   int newton_iterations = 0;
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed)
+  double assembly_seconds = 0.0;  ///< wall time in assembly and system build
+  double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
 };
 
 class ImplicitEuler {
