@@ -1,0 +1,63 @@
+#pragma once
+/// The strand benchmark: N clamped hair strands stepped under gravity, timed per stage.
+///
+/// Defaults are the strands the performance issue compares against (dismech-rods' hair
+/// benchmark): 50 vertices, L = 0.2 m, radius 50 um, E = 3 GPa, density 1300 kg/m^3,
+/// clamped horizontally at the root (two fixed vertices), gravity -9.81 m/s^2 along y.
+/// Figures are printed, never asserted: speed is measured here, not in unit tests.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bristle/integrator/implicit_euler.hpp"
+#include "bristle/model/model.hpp"
+
+namespace bristle {
+
+struct StrandBenchmarkSettings {
+  int strands = 100;
+  int vertices_per_strand = 50;
+  double length = 0.2;            ///< [m]
+  double radius = 50e-6;          ///< [m]
+  double youngs_modulus = 3.0e9;  ///< [Pa]
+  double density = 1300.0;        ///< [kg/m^3]
+  double dt = 1.0 / 240.0;        ///< [s]
+  double duration = 0.25;         ///< simulated time [s]
+  int threads = 1;
+  SolverSettings solver;
+  /// Also run a reference (cg_tolerance 1e-12, 10 Newton iterations) on a few strands and
+  /// report the tip error relative to the strand length.
+  bool measure_accuracy = true;
+};
+
+struct StrandBenchmarkResult {
+  int vertices = 0;
+  int steps = 0;
+  int threads = 1;
+  double seconds_total = 0.0;
+  double us_per_vertex_step = 0.0;
+  double us_per_vertex_step_assembly = 0.0;
+  double us_per_vertex_step_solve = 0.0;
+  double us_per_vertex_step_other = 0.0;
+  double cg_iterations_median = 0.0;
+  int cg_iterations_max = 0;
+  double spmv_equivalents_per_step = 0.0;  ///< step time / time of one product with the step's matrix
+  long peak_rss_bytes = 0;
+  double tip_error_relative = -1.0;        ///< -1 when not measured
+  bool ok = true;
+  std::string failure;
+  double energy_start = 0.0, energy_end = 0.0;
+
+  nlohmann::json to_json() const;
+};
+
+/// Builds the benchmark's model: strands side by side along z, 1 cm apart.
+Model make_strand_model(const StrandBenchmarkSettings& settings);
+
+StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settings);
+
+/// Peak resident set size of this process [bytes].
+long peak_rss_bytes();
+
+}  // namespace bristle

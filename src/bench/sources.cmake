@@ -1,0 +1,2 @@
+list(APPEND BRISTLE_SOURCES
+  src/bench/strand_benchmark.cpp)

@@ -1,0 +1,175 @@
+#include "bristle/bench/strand_benchmark.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace bristle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Tip positions of every strand (last vertex).
+std::vector<Vec3> tips(const Model& model, const State& state) {
+  std::vector<Vec3> out;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+    out.push_back(vertex_position(model, state.positions, r, model.rods[r].vertex_count() - 1));
+  return out;
+}
+
+/// Seconds per product y = A x with the assembler's current matrix (median of a few runs).
+double seconds_per_spmv(const SparseMatrix& a) {
+  VecX x = VecX::Ones(a.cols()), y(a.rows());
+  std::vector<double> samples;
+  for (int run = 0; run < 7; ++run) {
+    const int repeats = 20;
+    const Clock::time_point start = Clock::now();
+    for (int k = 0; k < repeats; ++k) {
+      y.noalias() = a * x;
+      x[k % x.size()] += 1e-300 * y[0];  // keep the product observable
+    }
+    samples.push_back(seconds_since(start) / repeats);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+struct RunOutcome {
+  State state;
+  std::vector<int> cg_iterations;
+  double assembly = 0.0, solve = 0.0, total = 0.0;
+  bool ok = true;
+  std::string failure;
+  double energy_start = 0.0, energy_end = 0.0;
+  double spmv_seconds = 0.0;
+};
+
+RunOutcome simulate(const Model& model, const StrandBenchmarkSettings& settings, const SolverSettings& solver,
+                    bool time_spmv) {
+  RunOutcome out;
+  out.state = initial_state(model);
+  ImplicitEuler integrator(model, solver);
+  out.energy_start = integrator.energies(out.state).total();
+  const int steps = static_cast<int>(std::lround(settings.duration / settings.dt));
+  const Clock::time_point start = Clock::now();
+  for (int s = 0; s < steps; ++s) {
+    const StepReport report = integrator.step(out.state, settings.dt);
+    out.cg_iterations.push_back(report.cg_iterations);
+    out.assembly += report.assembly_seconds;
+    out.solve += report.solve_seconds;
+    if (!report.ok) {
+      out.ok = false;
+      out.failure = "step " + std::to_string(s) + ": " + report.failure;
+      break;
+    }
+  }
+  out.total = seconds_since(start);
+  out.energy_end = integrator.energies(out.state).total();
+  if (time_spmv) out.spmv_seconds = seconds_per_spmv(integrator.assembler().matrix());
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json StrandBenchmarkResult::to_json() const {
+  nlohmann::json j;
+  j["vertices"] = vertices;
+  j["steps"] = steps;
+  j["threads"] = threads;
+  j["seconds_total"] = seconds_total;
+  j["us_per_vertex_step"] = us_per_vertex_step;
+  j["us_per_vertex_step_assembly"] = us_per_vertex_step_assembly;
+  j["us_per_vertex_step_solve"] = us_per_vertex_step_solve;
+  j["us_per_vertex_step_other"] = us_per_vertex_step_other;
+  j["cg_iterations_median"] = cg_iterations_median;
+  j["cg_iterations_max"] = cg_iterations_max;
+  j["spmv_equivalents_per_step"] = spmv_equivalents_per_step;
+  j["peak_rss_bytes"] = peak_rss_bytes;
+  j["tip_error_relative"] = tip_error_relative;
+  j["energy_start"] = energy_start;
+  j["energy_end"] = energy_end;
+  j["ok"] = ok;
+  if (!ok) j["failure"] = failure;
+  return j;
+}
+
+long peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<long>(usage.ru_maxrss) * 1024L;  // Linux reports kilobytes
+}
+
+Model make_strand_model(const StrandBenchmarkSettings& settings) {
+  Model model;
+  model.dimension = 3;
+  model.gravity = Vec3(0.0, -9.81, 0.0);
+  Material material;
+  material.density = settings.density;
+  material.radius = settings.radius;
+  material.youngs_modulus = settings.youngs_modulus;
+  const int n = settings.vertices_per_strand;
+  const double h = settings.length / (n - 1);
+  for (int s = 0; s < settings.strands; ++s) {
+    std::vector<Vec3> positions;
+    for (int i = 0; i < n; ++i) positions.emplace_back(i * h, 0.0, 0.01 * s);
+    model.rods.push_back(make_rod("strand" + std::to_string(s), material, std::move(positions), {0, 1},
+                                  RestShape::Initial, 3));
+  }
+  model.finalize();
+  return model;
+}
+
+StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settings) {
+  StrandBenchmarkResult result;
+  const Model model = make_strand_model(settings);
+  result.vertices = model.layout.vertex_count();
+  result.threads = settings.threads;
+
+  const RunOutcome run = simulate(model, settings, settings.solver, true);
+  result.ok = run.ok;
+  result.failure = run.failure;
+  result.steps = static_cast<int>(run.cg_iterations.size());
+  result.seconds_total = run.total;
+  const double vertex_steps = static_cast<double>(result.vertices) * std::max(1, result.steps);
+  result.us_per_vertex_step = 1e6 * run.total / vertex_steps;
+  result.us_per_vertex_step_assembly = 1e6 * run.assembly / vertex_steps;
+  result.us_per_vertex_step_solve = 1e6 * run.solve / vertex_steps;
+  result.us_per_vertex_step_other = result.us_per_vertex_step - result.us_per_vertex_step_assembly -
+                                    result.us_per_vertex_step_solve;
+  std::vector<int> iterations = run.cg_iterations;
+  if (!iterations.empty()) {
+    std::sort(iterations.begin(), iterations.end());
+    const std::size_t m = iterations.size();
+    result.cg_iterations_median =
+        m % 2 ? iterations[m / 2] : 0.5 * (iterations[m / 2 - 1] + iterations[m / 2]);
+    result.cg_iterations_max = iterations.back();
+  }
+  if (run.spmv_seconds > 0.0 && result.steps > 0)
+    result.spmv_equivalents_per_step = (run.total / result.steps) / run.spmv_seconds;
+  result.energy_start = run.energy_start;
+  result.energy_end = run.energy_end;
+
+  if (settings.measure_accuracy && run.ok) {
+    // The strands are identical, so a reference on a few of them stands for all.
+    StrandBenchmarkSettings reference_settings = settings;
+    reference_settings.strands = std::min(settings.strands, 4);
+    const Model reference_model = make_strand_model(reference_settings);
+    SolverSettings reference_solver = settings.solver;
+    reference_solver.cg_tolerance = 1e-12;
+    reference_solver.newton_iterations = 10;
+    const RunOutcome reference = simulate(reference_model, reference_settings, reference_solver, false);
+    const std::vector<Vec3> tip = tips(model, run.state), tip_ref = tips(reference_model, reference.state);
+    double worst = 0.0;
+    for (std::size_t k = 0; k < tip_ref.size(); ++k) worst = std::max(worst, (tip[k] - tip_ref[k]).norm());
+    result.tip_error_relative = reference.ok ? worst / settings.length : -1.0;
+  }
+  result.peak_rss_bytes = peak_rss_bytes();
+  return result;
+}
+
+}  // namespace bristle
