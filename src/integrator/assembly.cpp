@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "bristle/energy/bend.hpp"
 #include "bristle/energy/gravity.hpp"
@@ -58,6 +59,16 @@ Mat<3 * D, 3 * D> bend_hessian_for(const BendStencil<D>& s, const BendElement& e
 }
 
 }  // namespace
+
+int SystemAssembler::find_collapsed_edge(const VecX& x) const {
+  const int d = model_.dimension;
+  for (std::size_t k = 0; k < stretch_.size(); ++k) {
+    const StretchElement& e = stretch_[k];
+    const double squared_length = (x.segment(e.dof[1], d) - x.segment(e.dof[0], d)).squaredNorm();
+    if (!(squared_length > 0.0) || !std::isfinite(squared_length)) return static_cast<int>(k);
+  }
+  return -1;
+}
 
 SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
   const DofLayout& layout = model.layout;

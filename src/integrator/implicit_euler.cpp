@@ -13,7 +13,8 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
-    : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()) {
+    : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()),
+      contact_(model, settings.contact) {
   const int n = model.layout.free_dof_count();
   warm_start_ = VecX::Zero(n);
   solver_.preconditioner().set_blocks(model.layout.rod_free_ranges());
@@ -42,6 +43,21 @@ bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, cons
   return false;
 }
 
+bool ImplicitEuler::find_collapsed_edge(const VecX& positions, StepReport& report) const {
+  const int edge = assembler_.find_collapsed_edge(positions);
+  if (edge < 0) return false;
+  const StretchElement& e = assembler_.stretch_elements()[edge];
+  const int vertex = model_.layout.dof_owner(e.dof[0]).second;
+  std::ostringstream message;
+  message << "edge " << vertex << "-" << vertex + 1 << " of rod '" << model_.rods[e.rod].name
+          << "' collapsed to zero length (rod '" << model_.rods[e.rod].name << "' vertex " << vertex << ")";
+  report.ok = false;
+  report.failure = message.str();
+  report.failed_rod = e.rod;
+  report.failed_vertex = vertex;
+  return true;
+}
+
 StepReport ImplicitEuler::step(State& state, double dt) {
   StepReport report;
   const DofLayout& layout = model_.layout;
@@ -52,14 +68,32 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   const VecX& v0 = state.velocities;
   const int n_free = layout.free_dof_count();
 
+  // A state this step cannot start from is reported, not assembled (the kernels assert
+  // finite, non-degenerate stencils). Its energies are not evaluated either.
+  if (find_non_finite(x0, report, "position") || find_non_finite(v0, report, "velocity") ||
+      find_collapsed_edge(x0, report))
+    return report;
+
   // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
   VecX v = v0;
   VecX x_lin = x0;
   auto& preconditioner = solver_.preconditioner();
   preconditioner.reset_applications();
+  // Contact (src/contact) replaces the plain solve below only when there are colliders.
+  const bool contact = contact_.enabled();
+  if (contact) contact_.begin_step();
+  const ContactSolver::LinearSolve linear_solve = [this](const SparseMatrix& m, const VecX& b,
+                                                         const VecX& guess, VecX& x) {
+    solver_.compute(m);
+    x = solver_.solveWithGuess(b, guess);
+    return solver_.info() == Eigen::Success;
+  };
 
   for (int iteration = 0; iteration < std::max(1, settings_.newton_iterations); ++iteration) {
-    if (iteration > 0) x_lin = x0 + h * v;
+    if (iteration > 0) {
+      x_lin = x0 + h * v;
+      if (find_non_finite(x_lin, report, "position") || find_collapsed_edge(x_lin, report)) break;
+    }
 
     const Clock::time_point assembly_start = Clock::now();
     // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w.
@@ -82,11 +116,23 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
     // Solve, warm-started from the previous step's first velocity change.
     const Clock::time_point solve_start = Clock::now();
-    solver_.compute(system);
-    dv_free_ = solver_.solveWithGuess(rhs_free_, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval());
+    if (contact) {
+      contact_.solve(system, rhs_free_, x0, v, h, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(),
+                     linear_solve, dv_free_);
+    } else {
+      solver_.compute(system);
+      dv_free_ = solver_.solveWithGuess(rhs_free_, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval());
+    }
     report.solve_seconds += seconds_since(solve_start);
     report.cg_residual = solver_.error();
     report.newton_iterations = iteration + 1;
+    // Update the free velocities. A non-finite solution (overflow in CG) is named by the
+    // vertex where it appears; v is local, so the state stays as it was.
+    for (int dof = 0; dof < layout.dof_count(); ++dof) {
+      const int f = layout.free_index(dof);
+      if (f >= 0) v[dof] += dv_free_[f];
+    }
+    if (find_non_finite(v, report, "velocity")) break;
     if (solver_.info() != Eigen::Success) {
       std::ostringstream message;
       message << "conjugate gradient did not converge: relative residual " << solver_.error()
@@ -97,18 +143,13 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       break;
     }
     if (iteration == 0) warm_start_ = dv_free_;
-
-    // Update the free velocities.
-    for (int dof = 0; dof < layout.dof_count(); ++dof) {
-      const int f = layout.free_index(dof);
-      if (f >= 0) v[dof] += dv_free_[f];
-    }
   }
   report.cg_iterations = static_cast<int>(preconditioner.applications());
 
   if (report.ok) {
     VecX x1 = x0 + h * v;
-    if (!find_non_finite(v, report, "velocity") && !find_non_finite(x1, report, "position")) {
+    if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {
+      if (contact) contact_.report(x1, h, report.contact);
       state.positions = std::move(x1);
       state.velocities = std::move(v);
       state.time = t1;

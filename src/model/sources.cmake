@@ -1,4 +1,5 @@
 list(APPEND BRISTLE_SOURCES
   src/model/material.cpp
   src/model/rod.cpp
-  src/model/model.cpp)
+  src/model/model.cpp
+  src/model/handle.cpp)

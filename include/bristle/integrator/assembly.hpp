@@ -64,6 +64,11 @@ class SystemAssembler {
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                 VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr);
 
+  /// Index into stretch_elements() of the first edge of zero (or non-finite) length at x,
+  /// or -1. The stencil kernels assert a positive length (an edge's direction is undefined
+  /// otherwise), so callers check this before assembling positions they did not make.
+  int find_collapsed_edge(const VecX& x) const;
+
   /// The free-free matrix filled by the last assemble(); full symmetric storage.
   SparseMatrix& matrix() { return matrix_; }
   const SparseMatrix& matrix() const { return matrix_; }

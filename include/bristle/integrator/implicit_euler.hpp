@@ -25,6 +25,8 @@
 
 #include <Eigen/IterativeLinearSolvers>
 
+#include "bristle/contact/contact_report.hpp"
+#include "bristle/contact/contact_solver.hpp"
 #include "bristle/integrator/assembly.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
 #include "bristle/model/model.hpp"
@@ -36,6 +38,7 @@ struct SolverSettings {
   int cg_max_iterations = 1000; ///< cap per linear solve
   int newton_iterations = 1;    ///< 1: Baraff-Witkin's single linearised solve
   HessianProjection projection = HessianProjection::Projected;
+  ContactSettings contact;      ///< used only when the model has colliders
 };
 
 struct StepReport {
@@ -49,6 +52,7 @@ struct StepReport {
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed)
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
+  ContactReport contact;          ///< per-collider contact stats (empty without colliders)
 };
 
 class ImplicitEuler {
@@ -66,12 +70,14 @@ class ImplicitEuler {
   using Solver = Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, RodBlockPreconditioner>;
 
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
+  bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
 
   const Model& model_;
   SolverSettings settings_;
   SystemAssembler assembler_;
   VecX mass_;          // per DOF
   Solver solver_;
+  ContactSolver contact_;  // contact/: active only when the model has colliders
   // Scratch, sized once.
   VecX gradient_, product_, w_, residual_, rhs_free_, dv_free_, warm_start_;
 };

@@ -27,6 +27,12 @@ struct Collider {
   double friction = 0.0;
   /// Name of the handle that moves this collider ("" when static).
   std::string handle;
+  /// Rigid motion over the step being taken: the pose at the end of the step is
+  /// x -> step_rotation x + step_translation applied to the pose at its start. Identity for a
+  /// static collider; set before each step by the handle driver (model/handle.hpp). Contact
+  /// friction measures slip against the velocity of the surface it implies.
+  Mat3 step_rotation = Mat3::Identity();
+  Vec3 step_translation = Vec3::Zero();  ///< [m]
 };
 
 }  // namespace bristle

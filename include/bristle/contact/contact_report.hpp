@@ -1,0 +1,32 @@
+#pragma once
+/// What contact did during one step: per-collider counts and forces, and how the active set
+/// converged. Part of the integrator's StepReport.
+
+#include <vector>
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+struct ColliderContactStats {
+  int contacts = 0;             ///< rod vertices in contact with this collider at the end of the step
+  int sticking = 0;             ///< of which held by static friction (the others slide)
+  double normal_force = 0.0;    ///< sum over its contacts of the normal force magnitude [N]
+  double friction_force = 0.0;  ///< sum over its contacts of the friction force magnitude [N]
+  Vec3 force = Vec3::Zero();    ///< total force the collider exerts on the rods [N]
+};
+
+struct ContactReport {
+  std::vector<ColliderContactStats> colliders;  ///< one per Model::colliders entry, same order
+  int solves = 0;               ///< linear solves used to settle the active set (all Newton iterations)
+  bool converged = true;        ///< false when the active set hit ContactSettings::max_iterations
+  double max_penetration = 0.0; ///< deepest penetration of a free vertex's surface at the step end [m], >= 0
+
+  int contact_count() const {
+    int total = 0;
+    for (const auto& c : colliders) total += c.contacts;
+    return total;
+  }
+};
+
+}  // namespace bristle

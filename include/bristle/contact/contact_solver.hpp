@@ -1,0 +1,144 @@
+#pragma once
+/// Contact between rod vertices and rigid colliders, resolved inside the implicit step.
+///
+/// Design note (docs/contact.md has the full argument). Contact is a set of velocity
+/// constraints on single vertices, imposed exactly in the step's linear solve (Baraff-Witkin
+/// constraint filtering, here by change of basis and elimination: constraint_filter.hpp).
+/// A vertex in contact with collider c must end the step with its surface on c's surface
+/// (linearised at the predicted end position x~ = x0 + h v):
+///
+///   n . x1 = n . x~ - (phi(x~) - r),   x1 = x0 + h v1,   n = grad phi(x~)
+///
+/// so the normal velocity is prescribed and contact is anticipated within the step, however
+/// fast the vertex arrives. Each contact is sticking (the whole velocity prescribed: the
+/// surface's velocity, corrected along n) or sliding (only the normal prescribed, plus a
+/// Coulomb friction impulse mu lambda_n against the slip direction, lambda_n lagged from the
+/// previous pass). An active-set loop settles which constraints hold:
+///
+///   predict x~ ---> contacts where phi(x~) - r < activation gap
+///      |
+///      v
+///   build constraints + friction --> filtered solve --> dv --> impulses c = J dv - b - f_friction
+///      ^                                                          |
+///      |   release  lambda_n < 0 (the constraint would pull)      |
+///      |   stick -> slide when |c_t| > mu lambda_n                v
+///      +-- slide -> stick when the slip would reverse     changes? no -> done
+///          add      new vertices predicted to penetrate
+///          relinearise curved colliders whose gap drifted
+///
+/// Nothing here adds energy: constraint impulses are exactly those that stop the normal
+/// approach (inelastic contact), so a vertex leaves a surface only as fast as the other forces
+/// carry it, never kicked out by a penalty.
+///
+/// Rod-rod contact can join later as a different source of constraints or as a barrier
+/// energy with its own element Hessians (coupling two rods' blocks, which the per-rod
+/// preconditioner leaves to CG); the solve/filter/impulse machinery does not assume that a
+/// constraint's other side is a collider.
+
+#include <functional>
+#include <vector>
+
+#include "bristle/contact/constraint_filter.hpp"
+#include "bristle/contact/contact_report.hpp"
+#include "bristle/math/types.hpp"
+#include "bristle/model/model.hpp"
+
+namespace bristle {
+
+struct ContactSettings {
+  /// Active-set passes (linear solves) per Newton iteration before giving up (the step then
+  /// reports converged = false but keeps its result).
+  int max_iterations = 50;
+  /// At the start of a Newton iteration, a vertex whose predicted gap phi(x0 + h v) - r is
+  /// below this fraction of its radius gets a contact (resting contact stays on).
+  double activation_gap = 0.01;
+  /// During the passes, a vertex predicted to penetrate deeper than this fraction of its
+  /// radius gets a contact.
+  double penetration_tolerance = 1e-4;
+  /// A held vertex on a curved collider is relinearised while its gap exceeds this fraction
+  /// of its radius.
+  double gap_tolerance = 1e-3;
+  /// A sliding contact counts as settled when its lagged friction bound changes by less than
+  /// this relative amount and its slip direction by less than this angle [rad].
+  double friction_tolerance = 1e-4;
+};
+
+enum class FrictionState { Stick, Slide };
+
+/// One vertex against one collider.
+struct ColliderContact {
+  int collider = 0;
+  Vec3 normal = Vec3::UnitY();    ///< outward unit normal at the linearisation point
+  double target = 0.0;            ///< required n . x1 [m]
+  Vec3 surface_velocity = Vec3::Zero();  ///< velocity of the collider's surface there [m/s]
+  double normal_impulse = 0.0;    ///< lambda_n over the step [N s] from the last solve
+};
+
+/// A vertex with its contacts (usually one; a vertex in a corner touches two or three).
+struct VertexContact {
+  int rod = 0, vertex = 0;    ///< which vertex
+  int dof = 0, free = 0;      ///< its first DOF and first free index
+  double radius = 0.0;        ///< the rod's radius [m]
+  FrictionState state = FrictionState::Stick;
+  Vec3 slip_direction = Vec3::Zero();  ///< unit, the relative sliding direction (Slide)
+  double friction_bound = 0.0;         ///< sum mu lambda_n applied while sliding [N s]
+  Vec3 friction_impulse = Vec3::Zero();  ///< tangential impulse from the colliders [N s]
+  std::vector<ColliderContact> contacts;
+};
+
+class ContactSolver {
+ public:
+  /// Solves `matrix` solution = rhs starting from `guess`; false when the solve failed.
+  using LinearSolve =
+      std::function<bool(const SparseMatrix& matrix, const VecX& rhs, const VecX& guess, VecX& solution)>;
+
+  ContactSolver(const Model& model, ContactSettings settings = {});
+
+  /// True when the model has colliders (otherwise the integrator never calls this class).
+  bool enabled() const { return !model_.colliders.empty(); }
+  const ContactSettings& settings() const { return settings_; }
+
+  /// Starts a step: forgets the previous step's contacts and reads the colliders' current
+  /// poses (handles may have moved them since the last step).
+  void begin_step();
+
+  /// The linear solve of one Newton iteration, with contact. `system` is J on the free DOFs
+  /// (its values are restored on return), `rhs_free` the right-hand side -r, x0 the start
+  /// positions, v the current velocity iterate (all DOFs, fixed ones prescribed), h the step,
+  /// `guess` the start for the solve when no constraint is active. Writes the velocity change
+  /// of the free DOFs. Returns false when a linear solve failed.
+  bool solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v, double h,
+             const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free);
+
+  /// Per-collider stats of the last solve, penetration measured at the end positions x1.
+  void report(const VecX& x1, double h, ContactReport& out) const;
+
+  const std::vector<VertexContact>& contacts() const { return contacts_; }
+
+ private:
+  bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all);
+  void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
+  void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free);
+  bool update_friction_and_release(const VecX& v_trial);
+  void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
+  Vec3 position(const VecX& x, int global_vertex) const;
+  void rebuild_slots();
+
+  const Model& model_;
+  ContactSettings settings_;
+  std::vector<Collider> colliders_;  // this step's poses (boxes made infinite along z in 2D)
+  // Per global vertex: rod, index in rod, first DOF, first free index (-1 when fixed), radius.
+  std::vector<int> vertex_rod_, vertex_index_, vertex_dof_, vertex_free_;
+  std::vector<double> vertex_radius_;
+
+  std::vector<VertexContact> contacts_;
+  std::vector<int> slot_;  // global vertex -> index in contacts_, or -1
+  int solves_ = 0;
+  bool converged_ = true;
+
+  // Scratch.
+  std::vector<VelocityConstraint> constraints_;
+  VecX saved_values_, rhs_, y_, zero_, v_trial_, xp_;
+};
+
+}  // namespace bristle

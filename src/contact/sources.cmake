@@ -1,0 +1,4 @@
+list(APPEND BRISTLE_SOURCES
+  src/contact/signed_distance.cpp
+  src/contact/constraint_filter.cpp
+  src/contact/contact_solver.cpp)

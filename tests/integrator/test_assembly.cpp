@@ -1,0 +1,286 @@
+// Whole-system checks of SystemAssembler: the assembled gradient and stiffness against finite
+// differences of the assembled energy, definiteness of the matrix CG receives, and the
+// invariance of the elastic energy under rigid motions.
+
+#include <random>
+
+#include <doctest/doctest.h>
+#include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
+
+#include "bristle/integrator/assembly.hpp"
+#include "support/finite_difference.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+namespace {
+
+/// x plus uniform noise of amplitude `amplitude` on every DOF.
+VecX perturbed(const VecX& x, double amplitude, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VecX y = x;
+  for (int i = 0; i < y.size(); ++i) y[i] += amplitude * u(rng);
+  return y;
+}
+
+/// Two random curved rods (rest shape = their initial vertices), gravity along a direction
+/// with every component nonzero, and a point load on the second rod, ramping in.
+Model random_model(int dimension, std::mt19937& rng, std::vector<int> fixed0 = {}) {
+  std::vector<Rod> rods;
+  rods.push_back(rod_from_vertices(random_vertices(7, 0.1, 0.8, dimension, rng), dimension, std::move(fixed0),
+                                   soft_material(), RestShape::Initial, "a"));
+  rods.push_back(rod_from_vertices(random_vertices(5, 0.1, 1.2, dimension, rng), dimension, {},
+                                   make_material(1200.0, 0.015, 3.0e5), RestShape::Initial, "b"));
+  Model model = make_model(dimension, std::move(rods), Vec3(1.5, -9.81, 2.5));
+  PointLoad load;
+  load.rod = 1;
+  load.vertex = 3;
+  load.force = Vec3(0.3, -0.4, 0.7);
+  load.ramp = 2.0;
+  model.loads.push_back(load);
+  return model;
+}
+
+/// The free rows and columns of a matrix over all DOFs.
+Eigen::MatrixXd free_block(const Model& model, const Eigen::MatrixXd& full) {
+  const DofLayout& layout = model.layout;
+  Eigen::MatrixXd out(layout.free_dof_count(), layout.free_dof_count());
+  for (int i = 0; i < layout.dof_count(); ++i)
+    for (int j = 0; j < layout.dof_count(); ++j)
+      if (layout.free_index(i) >= 0 && layout.free_index(j) >= 0)
+        out(layout.free_index(i), layout.free_index(j)) = full(i, j);
+  return out;
+}
+
+void check_assembled_derivatives(int dimension, std::vector<int> fixed0, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Model model = random_model(dimension, rng, std::move(fixed0));
+  SystemAssembler assembler(model);
+  const double time = 0.7;  // mid-ramp: the load is 0.35 of its full value
+  const VecX x = perturbed(initial_state(model).positions, 0.01, rng);
+
+  auto energy = [&](const VecX& p) { return assembler.potential_energies(p, time).potential(); };
+  auto gradient = [&](const VecX& p) {
+    VecX g;
+    assembler.assemble(p, time, HessianProjection::Exact, 0.0, g);
+    return g;
+  };
+  const double step = 1e-6;
+  const VecX g = gradient(x);
+  const Eigen::MatrixXd jacobian = fd_jacobian(gradient, x, step);
+
+  const Comparison gc = compare_matrices(g, fd_gradient(energy, x, step), 1e-6, 1e-3);
+  INFO("gradient: ", gc.message);
+  CHECK(gc.ok);
+  // The bending part must be visible at this tolerance, or a bending bug could hide behind
+  // the (stiffer) stretching.
+  CHECK(assembler.potential_energies(x, time).bend > 1e-4 * assembler.potential_energies(x, time).stretch);
+
+  VecX w(x.size());
+  for (int i = 0; i < w.size(); ++i) w[i] = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+  VecX g2, kw;
+  assembler.assemble(x, time, HessianProjection::Exact, 1.0, g2, &w, &kw);
+  CHECK((g2 - g).cwiseAbs().maxCoeff() == 0.0);  // the matrix does not change the gradient
+  const Eigen::MatrixXd k = Eigen::MatrixXd(assembler.matrix());
+  REQUIRE(k.rows() == model.layout.free_dof_count());
+
+  const Comparison kc = compare_matrices(k, free_block(model, jacobian), 1e-6, 1.0);
+  INFO("free-free stiffness: ", kc.message);
+  CHECK(kc.ok);
+  CHECK((k - k.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * k.cwiseAbs().maxCoeff());
+
+  // K w over all DOFs, fixed columns included (the prescribed-velocity coupling).
+  const Comparison pc = compare_matrices(kw, jacobian * w, 1e-6, 1.0);
+  INFO("K w: ", pc.message);
+  CHECK(pc.ok);
+  if (model.layout.free_dof_count() == model.layout.dof_count()) {
+    const VecX matrix_w = assembler.matrix() * w;
+    CHECK((kw - matrix_w).cwiseAbs().maxCoeff() <= 1e-10 * matrix_w.cwiseAbs().maxCoeff());
+  }
+
+  // matrix_scale multiplies the matrix and only the matrix.
+  VecX g3, kw3;
+  assembler.assemble(x, time, HessianProjection::Exact, 0.25, g3, &w, &kw3);
+  CHECK((Eigen::MatrixXd(assembler.matrix()) - 0.25 * k).cwiseAbs().maxCoeff() <= 1e-14 * k.cwiseAbs().maxCoeff());
+  CHECK((kw3 - kw).cwiseAbs().maxCoeff() == 0.0);
+}
+
+/// Lumped masses added on the diagonal of the free-free matrix, as ImplicitEuler does.
+void add_masses(const Model& model, SystemAssembler& assembler) {
+  const VecX mass = model.dof_masses();
+  double* values = assembler.matrix().valuePtr();
+  for (int dof = 0; dof < model.layout.dof_count(); ++dof) {
+    const int f = model.layout.free_index(dof);
+    if (f >= 0) values[assembler.diagonal_slots()[f]] += mass[dof];
+  }
+}
+
+double smallest_eigenvalue(const SparseMatrix& m) {
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Eigen::MatrixXd(m), Eigen::EigenvaluesOnly);
+  return eig.eigenvalues().minCoeff();
+}
+double largest_eigenvalue(const SparseMatrix& m) {
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Eigen::MatrixXd(m), Eigen::EigenvaluesOnly);
+  return eig.eigenvalues().maxCoeff();
+}
+
+/// A stressed configuration of a small rod: the model (rest shape) and the deformed positions.
+struct Stressed {
+  Model model;
+  VecX x;
+};
+
+Stressed compressed(int dimension) {
+  // Straight rest shape, vertices squeezed to 60% of the length (with a little noise so that
+  // the 3D bending stencils are not exactly straight).
+  Stressed s{single_rod_model(dimension, straight_rod(8, Vec3::Zero(), Vec3(0.8, 0.0, 0.0), dimension)), {}};
+  s.x = 0.6 * initial_state(s.model).positions;
+  return s;
+}
+
+Stressed zigzag(int dimension, double turn, std::uint32_t seed) {
+  // Rest shape straight; positions a zig-zag with the same edge lengths, and (3D) lifted out
+  // of the plane a little.
+  Stressed s{single_rod_model(dimension, straight_rod(8, Vec3::Zero(), Vec3(0.8, 0.0, 0.0), dimension)), {}};
+  s.x = initial_state(s.model).positions;
+  set_rod_positions(s.model, s.x, 0, zigzag_vertices(8, 0.1, turn));
+  if (dimension == 3) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int v = 0; v < 9; ++v) s.x[3 * v + 2] += 0.01 * u(rng);
+  }
+  return s;
+}
+
+Stressed curved_rest_bent_further(int dimension, std::uint32_t seed) {
+  // Curved rest shape (nonzero rest angles), deformed strongly and randomly.
+  std::mt19937 rng(seed);
+  Stressed s{single_rod_model(dimension, rod_from_vertices(random_vertices(8, 0.1, 0.9, dimension, rng), dimension)),
+             {}};
+  s.x = perturbed(initial_state(s.model).positions, 0.04, rng);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("integrator assembly: whole-rod gradient, stiffness and K w match finite differences") {
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    for (std::uint32_t seed : {1u, 2u, 3u}) {
+      CAPTURE(seed);
+      SUBCASE("no fixed vertices") { check_assembled_derivatives(dimension, {}, seed); }
+      SUBCASE("clamped root and a fixed interior vertex") {
+        check_assembled_derivatives(dimension, {0, 1, 4}, seed);
+      }
+    }
+  }
+}
+
+TEST_CASE("integrator assembly: diagonal slots point at the diagonal of the free-free matrix") {
+  for (int dimension : {2, 3}) {
+    std::mt19937 rng(11);
+    Model model = random_model(dimension, rng, {2});
+    SystemAssembler assembler(model);
+    const int n = model.layout.free_dof_count();
+    REQUIRE(static_cast<int>(assembler.diagonal_slots().size()) == n);
+    for (int f = 0; f < n; ++f) {
+      assembler.matrix().valuePtr()[assembler.diagonal_slots()[f]] = 1.0 + f;
+      CHECK(assembler.matrix().coeff(f, f) == 1.0 + f);
+    }
+  }
+}
+
+TEST_CASE("integrator assembly: the system matrix M + h^2 K is SPD on stressed rods with projection") {
+  const double h = 1.0;  // a large step: h^2 K dominates M, so an indefinite K shows
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    std::vector<std::pair<std::string, Stressed>> cases;
+    cases.emplace_back("compressed to 60%", compressed(dimension));
+    cases.emplace_back("zig-zag, 2.5 rad turns", zigzag(dimension, 2.5, 5));
+    cases.emplace_back("nearly folded, pi - 0.01 turns", zigzag(dimension, kPi - 0.01, 6));
+    cases.emplace_back("curved rest, strongly deformed", curved_rest_bent_further(dimension, 7));
+    for (auto& [name, s] : cases) {
+      CAPTURE(name);
+      for (HessianProjection projection : {HessianProjection::Projected, HessianProjection::GaussNewton}) {
+        CAPTURE(static_cast<int>(projection));
+        SystemAssembler assembler(s.model);
+        VecX g;
+        // K alone is PSD (up to rounding).
+        assembler.assemble(s.x, 0.0, projection, 1.0, g);
+        const double k_max = largest_eigenvalue(assembler.matrix());
+        CHECK(k_max > 0.0);
+        CHECK(smallest_eigenvalue(assembler.matrix()) >= -1e-10 * k_max);
+        // A = M + h^2 K is SPD: Cholesky succeeds and the smallest eigenvalue is positive.
+        assembler.assemble(s.x, 0.0, projection, h * h, g);
+        add_masses(s.model, assembler);
+        Eigen::SimplicialLLT<SparseMatrix> llt(assembler.matrix());
+        CHECK(llt.info() == Eigen::Success);
+        CHECK(smallest_eigenvalue(assembler.matrix()) > 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("integrator assembly: without projection the stiffness of a compressed rod is indefinite") {
+  // The counterpart of the test above: the configurations really are stressed enough to need
+  // the projection, so that test fails if the projection is skipped.
+  const double h = 1.0;
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    for (int which : {0, 1}) {
+      CAPTURE(which);  // 0: compressed (stretch), 1: zig-zag (bending)
+      Stressed s = which == 0 ? compressed(dimension) : zigzag(dimension, 2.5, 5);
+      SystemAssembler assembler(s.model);
+      VecX g;
+      assembler.assemble(s.x, 0.0, HessianProjection::Exact, 1.0, g);
+      // Rounding alone would give eigenvalues of order -1e-13 of the largest.
+      CHECK(smallest_eigenvalue(assembler.matrix()) < -1e-5 * largest_eigenvalue(assembler.matrix()));
+      assembler.assemble(s.x, 0.0, HessianProjection::Exact, h * h, g);
+      add_masses(s.model, assembler);
+      Eigen::SimplicialLLT<SparseMatrix> llt(assembler.matrix());
+      CHECK(llt.info() != Eigen::Success);
+    }
+  }
+}
+
+TEST_CASE("integrator assembly: rigid motions of a curved rod at rest give no elastic force") {
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    for (std::uint32_t seed : {21u, 22u, 23u}) {
+      CAPTURE(seed);
+      std::mt19937 rng(seed);
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      // Curved rest shape, no gravity, no load: the gradient is the elastic force alone.
+      Model model = single_rod_model(dimension, rod_from_vertices(random_vertices(10, 0.1, 1.0, dimension, rng), dimension));
+      SystemAssembler assembler(model);
+      const VecX x0 = initial_state(model).positions;
+
+      // The scale: the gradient of a small deformation (1e-4 of an edge).
+      VecX g;
+      const VecX deformed = perturbed(x0, 1e-5, rng);
+      assembler.assemble(deformed, 0.0, HessianProjection::Exact, 0.0, g);
+      const double scale = g.cwiseAbs().maxCoeff();
+      const double energy_scale = assembler.potential_energies(deformed, 0.0).elastic();
+      REQUIRE(scale > 0.0);
+      REQUIRE(energy_scale > 0.0);
+
+      Mat3 rotation;
+      if (dimension == 2) {
+        rotation = Eigen::AngleAxisd(kPi * u(rng), Vec3::UnitZ()).toRotationMatrix();
+      } else {
+        rotation = Eigen::Quaterniond(u(rng), u(rng), u(rng), u(rng)).normalized().toRotationMatrix();
+      }
+      const Vec3 translation = dimension == 2 ? Vec3(u(rng), u(rng), 0.0) : Vec3(u(rng), u(rng), u(rng));
+
+      for (const VecX& x : {x0, rigid_motion(model, x0, Mat3::Identity(), translation),
+                            rigid_motion(model, x0, rotation, Vec3::Zero()),
+                            rigid_motion(model, x0, rotation, translation)}) {
+        assembler.assemble(x, 0.0, HessianProjection::Exact, 0.0, g);
+        CHECK(g.cwiseAbs().maxCoeff() <= 1e-9 * scale);
+        CHECK(assembler.potential_energies(x, 0.0).elastic() <= 1e-9 * energy_scale);
+      }
+    }
+  }
+}

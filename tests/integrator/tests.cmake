@@ -1,0 +1,4 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  integrator/test_assembly.cpp
+  integrator/test_implicit_euler.cpp
+  integrator/test_rod_preconditioner.cpp)

@@ -1,0 +1,90 @@
+// make_rod and the per-rod quantities of interface.md section 2: rest lengths, rest angles
+// (signed in 2D, unsigned in 3D), lumped masses, stiffnesses, fixed vertices.
+
+#include <numeric>
+#include <random>
+
+#include <doctest/doctest.h>
+
+#include "bristle/model/rod.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+TEST_CASE("model rod: rest lengths and rest angles come from the initial vertices") {
+  // A square-cornered path: right, up, left (turns +pi/2, +pi/2), then down-left at 45 deg.
+  const std::vector<Vec3> v{Vec3(0, 0, 0), Vec3(2, 0, 0), Vec3(2, 1, 0), Vec3(0.5, 1, 0), Vec3(0, 0.5, 0)};
+  SUBCASE("2D: signed turning angles") {
+    const Rod rod = rod_from_vertices(v, 2);
+    REQUIRE(rod.vertex_count() == 5);
+    REQUIRE(rod.edge_count() == 4);
+    CHECK(rod.rest_lengths[0] == doctest::Approx(2.0));
+    CHECK(rod.rest_lengths[1] == doctest::Approx(1.0));
+    CHECK(rod.rest_lengths[2] == doctest::Approx(1.5));
+    CHECK(rod.rest_lengths[3] == doctest::Approx(std::sqrt(0.5)));
+    REQUIRE(rod.rest_angles.size() == 5u);
+    CHECK(rod.rest_angles[0] == 0.0);
+    CHECK(rod.rest_angles[1] == doctest::Approx(kPi / 2));
+    CHECK(rod.rest_angles[2] == doctest::Approx(kPi / 2));
+    CHECK(rod.rest_angles[3] == doctest::Approx(kPi / 4));
+    CHECK(rod.rest_angles[4] == 0.0);
+    // Mirror image: the signs flip in 2D.
+    std::vector<Vec3> mirrored = v;
+    for (Vec3& p : mirrored) p.y() = -p.y();
+    const Rod m = rod_from_vertices(mirrored, 2);
+    for (int i = 1; i < 4; ++i) CHECK(m.rest_angles[i] == doctest::Approx(-rod.rest_angles[i]));
+  }
+  SUBCASE("3D: unsigned turning angles, the same for the mirror image") {
+    std::vector<Vec3> mirrored = v;
+    for (Vec3& p : mirrored) p.y() = -p.y();
+    const Rod rod = rod_from_vertices(v, 3), m = rod_from_vertices(mirrored, 3);
+    CHECK(rod.rest_angles[1] == doctest::Approx(kPi / 2));
+    CHECK(rod.rest_angles[3] == doctest::Approx(kPi / 4));
+    for (int i = 1; i < 4; ++i) CHECK(m.rest_angles[i] == doctest::Approx(rod.rest_angles[i]));
+  }
+  SUBCASE("rest = straight keeps the lengths and zeroes the angles") {
+    const Rod rod = rod_from_vertices(v, 2, {}, soft_material(), RestShape::Straight);
+    CHECK(rod.rest_lengths[2] == doctest::Approx(1.5));
+    for (double a : rod.rest_angles) CHECK(a == 0.0);
+  }
+  SUBCASE("2D drops the third coordinate") {
+    std::vector<Vec3> lifted = v;
+    for (Vec3& p : lifted) p.z() = 3.0;
+    const Rod rod = rod_from_vertices(lifted, 2);
+    for (const Vec3& p : rod.initial_positions) CHECK(p.z() == 0.0);
+  }
+}
+
+TEST_CASE("model rod: lumped masses, stiffnesses and Voronoi lengths") {
+  std::mt19937 rng(9);
+  const Material material = make_material(1140.0, 1e-3, 3e9);
+  for (int dimension : {2, 3}) {
+    const Rod rod = rod_from_vertices(random_vertices(9, 0.01, 0.5, dimension, rng), dimension, {}, material);
+    const double length = std::accumulate(rod.rest_lengths.begin(), rod.rest_lengths.end(), 0.0);
+    CHECK(rod.rest_length() == doctest::Approx(length).epsilon(1e-15));
+    double mass = 0.0;
+    for (int i = 0; i < rod.vertex_count(); ++i) mass += rod.vertex_mass(i);
+    CHECK(mass == doctest::Approx(material.linear_density() * length).epsilon(1e-14));
+    CHECK(rod.vertex_mass(0) == doctest::Approx(material.linear_density() * rod.rest_lengths[0] / 2));
+    CHECK(rod.vertex_mass(9) == doctest::Approx(material.linear_density() * rod.rest_lengths[8] / 2));
+    for (int j = 0; j < rod.edge_count(); ++j)
+      CHECK(rod.stretch_stiffness(j) == doctest::Approx(material.axial_stiffness() / rod.rest_lengths[j]));
+    for (int i = 1; i + 1 < rod.vertex_count(); ++i) {
+      const double l = 0.5 * (rod.rest_lengths[i - 1] + rod.rest_lengths[i]);
+      CHECK(rod.vertex_mass(i) == doctest::Approx(material.linear_density() * l));
+      CHECK(rod.voronoi_length(i) == doctest::Approx(l));
+      CHECK(rod.bend_stiffness(i) == doctest::Approx(material.bending_stiffness() / l));
+    }
+  }
+}
+
+TEST_CASE("model rod: fixed vertices are sorted and unique") {
+  const Rod rod = straight_rod(6, Vec3::Zero(), Vec3(1, 0, 0), 3, {4, 0, 1, 4, 0});
+  CHECK(rod.fixed == std::vector<int>{0, 1, 4});
+  CHECK(rod.is_fixed(0));
+  CHECK(rod.is_fixed(1));
+  CHECK_FALSE(rod.is_fixed(2));
+  CHECK(rod.is_fixed(4));
+  CHECK_FALSE(rod.is_fixed(6));
+}
