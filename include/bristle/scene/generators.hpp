@@ -1,0 +1,64 @@
+#pragma once
+/// Rod generators: the geometry behind `rods[].generator` (docs/scene-format.md). Pure
+/// functions of plain specs, with no JSON, so they can be tested on their own; the scene
+/// reader validates the spec before calling them.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+/// `segments` + 1 evenly spaced vertices from `from` to `to`, both ends exact.
+std::vector<Vec3> straight_rod(const Vec3& from, const Vec3& to, int segments);
+
+enum class BrushLayout {
+  Grid,  ///< rows x columns, `spacing` apart, centred on the root
+  Disk,  ///< hexagonal packing, `spacing` apart, clipped to a disk of `disk_radius`
+};
+
+/// Random perturbation of each bristle; zero means none.
+struct BrushJitter {
+  double length = 0.0;     ///< relative: length_k = length (1 + length * U(-1, 1)), in [0, 1)
+  double direction = 0.0;  ///< largest tilt away from `direction` [rad], in [0, pi/2)
+  std::uint64_t seed = 0;
+};
+
+/// A tuft of straight bristles whose roots lie on the base plane through `root`
+/// perpendicular to `direction` (in 2D, the base line).
+struct BrushSpec {
+  int dimension = 3;
+  BrushLayout layout = BrushLayout::Grid;
+  int rows = 1, columns = 1;   ///< grid; rows is 1 in 2D
+  double disk_radius = 0.0;    ///< disk [m]
+  double spacing = 0.0;        ///< distance between neighbouring roots [m], > 0
+  Vec3 root = Vec3::Zero();    ///< centre of the tuft's base [m]
+  Vec3 direction = Vec3::UnitY();  ///< unit bristle direction
+  double length = 0.0;         ///< bristle length before jitter [m], > 0
+  int segments = 1;            ///< edges per bristle
+  BrushJitter jitter;
+};
+
+/// Orthonormal (u, v) spanning the base plane, with (u, v, direction) right-handed.
+/// u is the world x axis projected onto the plane, or the y axis when `direction` is within
+/// about 25 degrees of x (|direction.x| > 0.9). In 2D, u is `direction` turned by +90 degrees
+/// and v is zero.
+std::pair<Vec3, Vec3> brush_base_axes(const Vec3& direction, int dimension);
+
+/// Root offsets from `root`, in bristle order: grid row by row (v from negative to positive),
+/// each row along u; disk likewise, row by row of the hexagonal lattice. In 2D a single row
+/// along u (for a disk, across its diameter).
+std::vector<Vec3> brush_root_offsets(const BrushSpec& spec);
+
+/// Approximate number of bristles (exact for a grid), cheap enough to check before
+/// generating a brush whose size might be absurd.
+double brush_bristle_estimate(const BrushSpec& spec);
+
+/// Every bristle's vertices, root first, in the order of brush_root_offsets. Jitter draws
+/// three numbers per bristle from SplitMix64(seed) whether or not each jitter is enabled, so
+/// turning one jitter on does not change the other.
+std::vector<std::vector<Vec3>> brush_bristles(const BrushSpec& spec);
+
+}  // namespace bristle

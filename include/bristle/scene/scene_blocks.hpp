@@ -1,0 +1,88 @@
+#pragma once
+/// The readers of a scene's blocks, in src/scene/read_*.cpp (one file per topic). Each
+/// validates its block, returns what it describes and returns the block with every default
+/// filled in (and generators expanded) for Scene::expanded. load_scene.cpp calls them in
+/// order; a new top-level block gets a reader here and a line there.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bristle/model/model.hpp"
+#include "bristle/scene/json_value.hpp"
+#include "bristle/scene/scene.hpp"
+
+namespace bristle {
+
+template <typename T>
+struct ReadResult {
+  T value;
+  nlohmann::json expanded;
+};
+
+/// `time`: dt, frame_dt, duration; frame_dt a whole multiple of dt, a sane frame count.
+ReadResult<TimeSettings> read_time(const JsonValue& value);
+
+struct SolverBlock {
+  SolverSettings settings;
+  SolverMode mode = SolverMode::Dynamic;
+};
+/// `solver`: cg_tolerance, cg_max_iterations, newton_iterations, mode.
+ReadResult<SolverBlock> read_solver(const JsonValue& value);
+
+struct Damping {
+  double mass = 0.0;       ///< [1/s]
+  double stiffness = 0.0;  ///< [s]
+};
+/// `damping`: Rayleigh coefficients, >= 0.
+ReadResult<Damping> read_damping(const JsonValue& value);
+
+/// One material object {density, radius, youngs_modulus}, all > 0.
+ReadResult<Material> read_material(const JsonValue& value);
+
+using MaterialTable = std::map<std::string, Material>;
+/// `materials`: name -> material.
+ReadResult<MaterialTable> read_materials(const JsonValue& value);
+
+/// A rod as the scene describes it, before make_rod.
+struct RodSpec {
+  std::string name;
+  Material material;
+  std::vector<Vec3> vertices;  ///< [m], z = 0 in 2D
+  std::vector<int> fixed;
+  RestShape rest = RestShape::Initial;
+};
+
+/// Largest number of vertices a scene may hold in all; beyond it the scene is refused.
+inline constexpr long long kMaxSceneVertices = 10'000'000;
+/// Largest `segments` of one generated rod.
+inline constexpr int kMaxGeneratedSegments = 1'000'000;
+/// Largest number of bristles in one brush.
+inline constexpr int kMaxBrushBristles = 100'000;
+
+/// `rods`: every entry validated, generators expanded (a brush entry becomes many rods),
+/// names unique. `expanded` lists every resulting rod with explicit vertices.
+ReadResult<std::vector<RodSpec>> read_rods(const JsonValue& value, int dimension,
+                                           const MaterialTable& materials);
+
+/// The rods one `generator` object makes: one for "straight", one per bristle for "brush".
+struct GeneratorOutput {
+  std::vector<std::vector<Vec3>> rods;
+  bool is_brush = false;
+};
+/// `rods[i].generator`. `bristle_radius` is the rod material's radius (a brush refuses
+/// bristles that would overlap at the roots).
+GeneratorOutput read_generator(const JsonValue& value, int dimension, double bristle_radius);
+
+/// `loads`: point forces on named rods' free vertices.
+ReadResult<std::vector<PointLoad>> read_loads(const JsonValue& value, const Model& model);
+
+/// `colliders`: planes, spheres, capsules and boxes.
+ReadResult<std::vector<Collider>> read_colliders(const JsonValue& value, int dimension);
+
+/// A vector as JSON with `dimension` components.
+nlohmann::json vector_json(const Vec3& v, int dimension);
+
+}  // namespace bristle

@@ -1,0 +1,168 @@
+// Scene loading: text -> JSON document -> validated blocks -> Scene.
+//
+// The pipeline, each stage refusing bad input with a SceneError that names the file, line
+// and JSON pointer:
+//   1. parse (nlohmann/json), turning a syntax error's byte offset into line and column;
+//   2. locate (JsonLocator): the line of every value, and keys given twice;
+//   3. read the blocks in dependency order (dimension before any vector, materials before
+//      rods, rods before the loads that name them), each filling in its defaults;
+//   4. build the model's rods (make_rod) and finalize the DOF layout.
+
+#include "bristle/scene/load_scene.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "bristle/scene/json_locator.hpp"
+#include "bristle/scene/json_value.hpp"
+#include "bristle/scene/scene_blocks.hpp"
+
+namespace bristle {
+namespace {
+
+constexpr const char* kFormat = "bristle-scene/1";
+
+const std::vector<std::string> kSceneKeys = {"format",  "name",   "dimension", "time",
+                                             "gravity", "damping", "solver",   "materials",
+                                             "rods",    "loads",   "colliders"};
+
+// nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 3, column 1:
+// syntax error while parsing ..."; we report our own line and column, so keep only the reason.
+std::string parse_reason(const std::string& what) {
+  const std::size_t colon = what.find(": ");
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+// nlohmann reports a number too large for a double ("number overflow parsing '1e400'")
+// without a position; the quoted token is usually enough to find its line.
+int line_of_quoted_token(const std::string& text, const std::string& what) {
+  const std::size_t open = what.find('\''), close = what.rfind('\'');
+  if (open == std::string::npos || close <= open + 1) return 0;
+  const std::size_t at = text.find(what.substr(open + 1, close - open - 1));
+  return at == std::string::npos ? 0 : text_position(text, at).line;
+}
+
+nlohmann::json parse_document(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based index of the byte the parser choked on.
+    const TextPosition at = text_position(text, e.byte > 0 ? e.byte - 1 : 0);
+    throw SceneError(file, "", at.line,
+                     "invalid JSON at column " + std::to_string(at.column) + ": " + parse_reason(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw SceneError(file, "", line_of_quoted_token(text, e.what()), "invalid JSON: " + parse_reason(e.what()));
+  }
+}
+
+void check_no_duplicate_keys(const JsonSource& source) {
+  const auto& duplicates = source.locator().duplicate_keys();
+  if (duplicates.empty()) return;
+  const std::string& pointer = duplicates.front();
+  source.fail(pointer, "this key appears twice in the same object; JSON keeps only the last, so the "
+                       "other would be silently ignored");
+}
+
+// The format comes first: a file in another format is reported as such, not as a list of
+// unknown keys.
+void check_format(const JsonValue& root) {
+  if (!root.is_object()) root.fail_expected("a JSON object (the scene)");
+  const std::string pointer = pointer_append(root.pointer(), std::string("format"));
+  if (!root.json().contains("format"))
+    root.source().fail(pointer, "missing required key \"format\" (\"" + std::string(kFormat) + "\")");
+  const JsonValue format(root.source(), root.json().at("format"), pointer);
+  if (!format.is_string() || format.string() != kFormat)
+    format.fail_expected("\"" + std::string(kFormat) + "\"");
+}
+
+int read_dimension(const ObjectReader& root) {
+  const auto value = root.find("dimension");
+  if (!value) return 3;
+  const std::int64_t dimension = value->integer();
+  if (dimension != 2 && dimension != 3) value->fail_expected("2 or 3");
+  return static_cast<int>(dimension);
+}
+
+Scene build_scene(const JsonValue& root_value, const std::string& default_name) {
+  check_format(root_value);
+  const ObjectReader root = root_value.object(kSceneKeys);
+  Scene scene;
+  Model& model = scene.model;
+  nlohmann::json& out = scene.expanded;
+  out["format"] = kFormat;
+
+  scene.name = root.has("name") ? root.require("name").string() : default_name;
+  out["name"] = scene.name;
+  model.dimension = read_dimension(root);
+  out["dimension"] = model.dimension;
+
+  const auto time = read_time(root.require("time"));
+  scene.time = time.value;
+  out["time"] = time.expanded;
+
+  if (const auto gravity = root.find("gravity")) model.gravity = gravity->vector(model.dimension);
+  out["gravity"] = vector_json(model.gravity, model.dimension);
+
+  const auto damping = read_damping(root.find_or_empty_object("damping"));
+  model.damping_mass = damping.value.mass;
+  model.damping_stiffness = damping.value.stiffness;
+  out["damping"] = damping.expanded;
+
+  const auto solver = read_solver(root.find_or_empty_object("solver"));
+  scene.solver = solver.value.settings;
+  scene.mode = solver.value.mode;
+  out["solver"] = solver.expanded;
+
+  const auto materials = read_materials(root.find_or_empty_object("materials"));
+  out["materials"] = materials.expanded;
+
+  auto rods = read_rods(root.require("rods"), model.dimension, materials.value);
+  for (RodSpec& rod : rods.value)
+    model.rods.push_back(make_rod(std::move(rod.name), rod.material, std::move(rod.vertices),
+                                  std::move(rod.fixed), rod.rest, model.dimension));
+  model.finalize();
+  out["rods"] = std::move(rods.expanded);
+
+  auto loads = read_loads(root.find_or_empty_array("loads"), model);
+  model.loads = std::move(loads.value);
+  out["loads"] = std::move(loads.expanded);
+
+  auto colliders = read_colliders(root.find_or_empty_array("colliders"), model.dimension);
+  model.colliders = std::move(colliders.value);
+  out["colliders"] = std::move(colliders.expanded);
+  return scene;
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw SceneError(path, "", 0, "is a directory, not a scene file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SceneError(path, "", 0, "cannot open the scene file (missing or unreadable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw SceneError(path, "", 0, "cannot read the scene file");
+  return text.str();
+}
+
+}  // namespace
+
+Scene load_scene_from_string(const std::string& text, const std::string& file_label) {
+  const nlohmann::json document = parse_document(text, file_label);
+  const JsonSource source(file_label, JsonLocator(text));
+  check_no_duplicate_keys(source);
+  // The default name is the file's stem ("scenes/cantilever.json" -> "cantilever").
+  std::string default_name = std::filesystem::path(file_label).stem().string();
+  if (default_name.empty()) default_name = file_label;
+  return build_scene(JsonValue(source, document, ""), default_name);
+}
+
+Scene load_scene(const std::string& path) {
+  Scene scene = load_scene_from_string(read_file(path), path);
+  scene.source_path = path;
+  return scene;
+}
+
+}  // namespace bristle

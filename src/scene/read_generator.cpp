@@ -1,0 +1,110 @@
+// Reader of `rods[i].generator`: validates a generator's keys and runs it
+// (scene/generators.hpp holds the geometry).
+
+#include <cmath>
+#include <string>
+
+#include "bristle/scene/generators.hpp"
+#include "bristle/scene/scene_blocks.hpp"
+
+namespace bristle {
+namespace {
+
+constexpr double kHalfPi = 1.57079632679489661923;
+
+std::vector<Vec3> read_straight(const JsonValue& value, int dimension) {
+  const ObjectReader reader = value.object({"type", "from", "to", "segments"});
+  const Vec3 from = reader.require("from").vector(dimension);
+  const JsonValue to_value = reader.require("to");
+  const Vec3 to = to_value.vector(dimension);
+  const int segments = reader.require("segments").int_in(1, kMaxGeneratedSegments);
+  if (from == to) to_value.fail("\"to\" equals \"from\": the rod would have zero length");
+  return straight_rod(from, to, segments);
+}
+
+// Neighbouring roots closer than a bristle diameter would put bristles inside each other.
+void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double bristle_radius) {
+  const double diameter = 2.0 * bristle_radius;
+  if (spec.spacing >= diameter * (1.0 - 1e-9)) return;
+  // A lone bristle has no neighbour to overlap (counting is cheap unless the brush is huge,
+  // and a huge brush has neighbours).
+  const bool several = brush_bristle_estimate(spec) > kMaxBrushBristles || brush_root_offsets(spec).size() > 1;
+  if (several)
+    spacing.fail("expected a spacing of at least the bristle diameter " + number_text(diameter) +
+                 " (twice the material's radius), found " + number_text(spec.spacing) +
+                 ": neighbouring bristles would overlap");
+}
+
+// `layout`: {"type": "grid", rows, columns, spacing} or {"type": "disk", radius, spacing}.
+void read_layout(const JsonValue& value, BrushSpec& spec, double bristle_radius) {
+  const std::string type = value.type_of({"grid", "disk"});
+  const ObjectReader reader = type == "grid" ? value.object({"type", "rows", "columns", "spacing"})
+                                             : value.object({"type", "radius", "spacing"});
+  if (type == "grid") {
+    spec.layout = BrushLayout::Grid;
+    if (spec.dimension == 3) {
+      spec.rows = reader.require("rows").int_in(1, kMaxBrushBristles);
+    } else if (const auto rows = reader.find("rows")) {
+      // A 2D brush is one row of bristles along the base line.
+      spec.rows = rows->int_in(1, 1);
+    }
+    spec.columns = reader.require("columns").int_in(1, kMaxBrushBristles);
+  } else {
+    spec.layout = BrushLayout::Disk;
+    spec.disk_radius = reader.require("radius").positive_number();
+  }
+  const JsonValue spacing = reader.require("spacing");
+  spec.spacing = spacing.positive_number();
+  check_spacing(spacing, spec, bristle_radius);
+}
+
+BrushJitter read_jitter(const JsonValue& value) {
+  const ObjectReader reader = value.object({"length", "direction", "seed"});
+  BrushJitter jitter;
+  // A relative length jitter of 1 could make a bristle of zero length.
+  if (const auto length = reader.find("length")) jitter.length = length->number_in_half_open(0.0, 1.0);
+  // Tilting by pi/2 would lay a bristle flat on its own base plane.
+  if (const auto direction = reader.find("direction"))
+    jitter.direction = direction->number_in_half_open(0.0, kHalfPi);
+  if (const auto seed = reader.find("seed")) jitter.seed = static_cast<std::uint64_t>(seed->integer(0));
+  return jitter;
+}
+
+// Refuses brushes too big to generate (before generating them).
+void check_brush_size(const ObjectReader& reader, const BrushSpec& spec) {
+  const double bristles = brush_bristle_estimate(spec);
+  if (bristles > kMaxBrushBristles)
+    reader.fail_at("layout", "this layout holds about " + count_text(bristles) +
+                                 " bristles; at most " + std::to_string(kMaxBrushBristles) +
+                                 " are allowed in one brush");
+  const double vertices = bristles * (spec.segments + 1);
+  if (vertices > static_cast<double>(kMaxSceneVertices))
+    reader.fail_at("segments", "the brush would have about " + count_text(vertices) +
+                                   " vertices; at most " + std::to_string(kMaxSceneVertices) +
+                                   " are allowed in a scene");
+}
+
+std::vector<std::vector<Vec3>> read_brush(const JsonValue& value, int dimension, double bristle_radius) {
+  const ObjectReader reader =
+      value.object({"type", "layout", "root", "direction", "length", "segments", "jitter"});
+  BrushSpec spec;
+  spec.dimension = dimension;
+  read_layout(reader.require("layout"), spec, bristle_radius);
+  spec.root = reader.require("root").vector(dimension);
+  spec.direction = reader.require("direction").direction(dimension);
+  spec.length = reader.require("length").positive_number();
+  spec.segments = reader.require("segments").int_in(1, kMaxGeneratedSegments);
+  spec.jitter = read_jitter(reader.find_or_empty_object("jitter"));
+  check_brush_size(reader, spec);
+  return brush_bristles(spec);
+}
+
+}  // namespace
+
+GeneratorOutput read_generator(const JsonValue& value, int dimension, double bristle_radius) {
+  const std::string type = value.type_of({"straight", "brush"});
+  if (type == "straight") return {{read_straight(value, dimension)}, false};
+  return {read_brush(value, dimension, bristle_radius), true};
+}
+
+}  // namespace bristle

@@ -1,0 +1,207 @@
+// Reader of `rods`: each entry's material, vertices (given or generated), fixed vertices
+// and rest shape. A brush generator turns one entry into many rods, named "<name>_<k>".
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "bristle/scene/scene_blocks.hpp"
+#include "bristle/scene/suggest.hpp"
+
+namespace bristle {
+namespace {
+
+// Two vertices closer than this, relative to their coordinates, differ only by rounding.
+constexpr double kCoincidentTolerance = 1e-12;
+// Consecutive edges this close to antiparallel fold the rod back on itself.
+constexpr double kFoldTolerance = 1e-10;
+
+struct RodMaterial {
+  Material material;
+  nlohmann::json expanded;  // the name, or the inline object with every key
+};
+
+RodMaterial read_rod_material(const JsonValue& value, const MaterialTable& materials) {
+  if (value.is_object()) {
+    auto inline_material = read_material(value);
+    return {inline_material.value, inline_material.expanded};
+  }
+  if (!value.is_string()) value.fail_expected("a material name or an inline material object");
+  const std::string name = value.string();
+  const auto it = materials.find(name);
+  if (it != materials.end()) return {it->second, name};
+
+  std::vector<std::string> names;
+  for (const auto& [known, material] : materials) names.push_back(known);
+  std::string hint = did_you_mean(name, names);
+  if (hint.empty())
+    hint = names.empty() ? std::string("; the scene defines no materials")
+                         : "; \"materials\" defines " + std::to_string(names.size()) + " (e.g. \"" +
+                               names.front() + "\")";
+  value.fail("unknown material \"" + name + "\"" + hint);
+}
+
+std::vector<Vec3> read_vertices(const JsonValue& value, int dimension) {
+  const std::string expected = "an array of at least 2 vertices";
+  const std::vector<JsonValue> elements = value.elements(expected);
+  if (elements.size() < 2) value.fail_expected(expected);
+  std::vector<Vec3> vertices;
+  vertices.reserve(elements.size());
+  for (const JsonValue& element : elements) vertices.push_back(element.vector(dimension));
+  return vertices;
+}
+
+struct Degeneracy {
+  int vertex;
+  std::string message;
+};
+
+// Zero-length edges (stretch and bending divide by edge lengths) and edges that fold back
+// exactly (a turning angle of pi has no bending direction).
+std::optional<Degeneracy> find_degeneracy(const std::vector<Vec3>& x) {
+  const int n = static_cast<int>(x.size());
+  for (int j = 0; j + 1 < n; ++j) {
+    const double length = (x[j + 1] - x[j]).norm();
+    const double scale = std::max(x[j].cwiseAbs().maxCoeff(), x[j + 1].cwiseAbs().maxCoeff());
+    if (length == 0.0 || length <= kCoincidentTolerance * scale)
+      return Degeneracy{j + 1, "vertex " + std::to_string(j + 1) + " coincides with vertex " +
+                                   std::to_string(j) + ": edge " + std::to_string(j) +
+                                   " has zero length"};
+  }
+  for (int i = 1; i + 1 < n; ++i) {
+    const Vec3 e0 = x[i] - x[i - 1], e1 = x[i + 1] - x[i];
+    if (e0.dot(e1) < 0.0 && e0.cross(e1).norm() <= kFoldTolerance * e0.norm() * e1.norm())
+      return Degeneracy{i, "the rod folds back on itself at vertex " + std::to_string(i) +
+                               " (turning angle pi): bending has no direction there"};
+  }
+  return std::nullopt;
+}
+
+std::vector<int> read_fixed(const JsonValue& value, int vertex_count) {
+  std::vector<int> fixed;
+  for (const JsonValue& element : value.elements("an array of vertex indices")) {
+    const std::int64_t index = element.integer();
+    if (index < 0 || index >= vertex_count)
+      element.fail_expected("a vertex index in [0, " + std::to_string(vertex_count - 1) +
+                            "] (the rod has " + std::to_string(vertex_count) + " vertices)");
+    if (std::find(fixed.begin(), fixed.end(), index) != fixed.end())
+      element.fail("vertex " + std::to_string(index) + " is listed twice");
+    fixed.push_back(static_cast<int>(index));
+  }
+  return fixed;
+}
+
+nlohmann::json vertices_json(const std::vector<Vec3>& vertices, int dimension) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Vec3& v : vertices) out.push_back(vector_json(v, dimension));
+  return out;
+}
+
+/// Reads the entries one by one, keeping what must hold across them: unique names and the
+/// scene's vertex budget.
+class RodsReader {
+ public:
+  RodsReader(int dimension, const MaterialTable& materials)
+      : dimension_(dimension), materials_(materials) {}
+
+  void read_entry(const JsonValue& entry, std::size_t index);
+  ReadResult<std::vector<RodSpec>>& result() { return result_; }
+
+ private:
+  std::string claim_name(const ObjectReader& reader, const std::string& name, bool generated);
+  void count_vertices(const ObjectReader& reader, std::size_t count);
+
+  int dimension_;
+  const MaterialTable& materials_;
+  std::map<std::string, std::string> name_owner_;  // rod name -> pointer of the entry using it
+  long long vertex_total_ = 0;
+  ReadResult<std::vector<RodSpec>> result_{{}, nlohmann::json::array()};
+};
+
+std::string RodsReader::claim_name(const ObjectReader& reader, const std::string& name, bool generated) {
+  const auto [it, inserted] = name_owner_.emplace(name, reader.pointer());
+  if (!inserted)
+    reader.fail_at("name", "duplicate rod name \"" + name + "\"" +
+                               (generated ? " (made by this brush)" : "") + ": " + it->second +
+                               " already uses it; rod names must be unique");
+  return name;
+}
+
+void RodsReader::count_vertices(const ObjectReader& reader, std::size_t count) {
+  vertex_total_ += static_cast<long long>(count);
+  if (vertex_total_ > kMaxSceneVertices)
+    reader.value().fail("the scene would have more than " + std::to_string(kMaxSceneVertices) +
+                        " vertices");
+}
+
+void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
+  const ObjectReader reader = entry.object({"name", "material", "vertices", "generator", "fixed", "rest"});
+  const std::string name = reader.has("name") ? reader.require("name").name() : "rod" + std::to_string(index);
+  const RodMaterial material = read_rod_material(reader.require("material"), materials_);
+  std::string rest = "initial";
+  if (const auto r = reader.find("rest")) rest = r->choice({"initial", "straight"});
+
+  // The geometry: one rod of given vertices, or the rods a generator makes.
+  if (reader.has("vertices") && reader.has("generator"))
+    reader.fail_at("generator", "give either \"vertices\" or \"generator\", not both");
+  if (!reader.has("vertices") && !reader.has("generator"))
+    reader.fail_at("vertices", "missing required key \"vertices\" (or \"generator\")");
+  std::vector<std::vector<Vec3>> shapes;
+  bool is_brush = false;
+  const bool given = reader.has("vertices");
+  if (given) {
+    shapes.push_back(read_vertices(reader.require("vertices"), dimension_));
+  } else {
+    GeneratorOutput generated =
+        read_generator(reader.require("generator"), dimension_, material.material.radius);
+    shapes = std::move(generated.rods);
+    is_brush = generated.is_brush;
+  }
+
+  // A brush clamps its bristles' roots unless told otherwise. Every bristle of a brush has
+  // the same vertex count, so one check of the indices covers them all.
+  std::vector<int> fixed;
+  if (const auto f = reader.find("fixed")) fixed = read_fixed(*f, static_cast<int>(shapes.front().size()));
+  else if (is_brush) fixed = {0, 1};
+
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    std::vector<Vec3>& vertices = shapes[k];
+    if (const auto bad = find_degeneracy(vertices)) {
+      if (given)
+        entry.source().fail(pointer_append(reader.pointer_to("vertices"), static_cast<std::size_t>(bad->vertex)),
+                            bad->message);
+      reader.fail_at("generator", bad->message);
+    }
+    const std::string rod_name = claim_name(reader, is_brush ? name + "_" + std::to_string(k) : name, is_brush);
+    count_vertices(reader, vertices.size());
+
+    result_.expanded.push_back({{"name", rod_name},
+                                {"material", material.expanded},
+                                {"vertices", vertices_json(vertices, dimension_)},
+                                {"fixed", fixed},
+                                {"rest", rest}});
+    result_.value.push_back(RodSpec{rod_name, material.material, std::move(vertices), fixed,
+                                    rest == "straight" ? RestShape::Straight : RestShape::Initial});
+  }
+}
+
+}  // namespace
+
+ReadResult<std::vector<RodSpec>> read_rods(const JsonValue& value, int dimension,
+                                           const MaterialTable& materials) {
+  const std::string expected = "a non-empty array of rods";
+  const std::vector<JsonValue> entries = value.elements(expected);
+  if (entries.empty()) value.fail_expected(expected);
+  RodsReader reader(dimension, materials);
+  for (std::size_t i = 0; i < entries.size(); ++i) reader.read_entry(entries[i], i);
+  return std::move(reader.result());
+}
+
+nlohmann::json vector_json(const Vec3& v, int dimension) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int k = 0; k < dimension; ++k) out.push_back(v[k]);
+  return out;
+}
+
+}  // namespace bristle

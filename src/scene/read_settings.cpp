@@ -1,0 +1,89 @@
+// Readers of the scene's global settings: `time`, `solver` and `damping`.
+
+#include <cmath>
+#include <string>
+
+#include "bristle/scene/scene_blocks.hpp"
+
+namespace bristle {
+namespace {
+
+// frame_dt may miss a whole multiple of dt by this much, relative (decimal inputs such as
+// 0.01 / 0.001 are not exact in binary).
+constexpr double kMultipleSlack = 1e-9;
+// Beyond these counts a scene is a mistake, not a simulation (and the counts must fit int).
+constexpr double kMaxFrames = 1e7;
+constexpr double kMaxStepsPerFrame = 1e9;
+
+void check_frame_dt(const JsonValue& value, const TimeSettings& time) {
+  const double steps = time.frame_dt / time.dt;
+  const std::string multiple = "a whole multiple of dt = " + number_text(time.dt);
+  if (steps > kMaxStepsPerFrame)
+    value.fail("frame_dt / dt = " + number_text(steps) + " steps per frame; at most " +
+               count_text(kMaxStepsPerFrame) + " are allowed");
+  const double whole = std::round(steps);
+  if (whole < 1.0) value.fail_expected(multiple + " (at least dt)");
+  if (std::abs(time.frame_dt - whole * time.dt) > kMultipleSlack * time.frame_dt)
+    value.fail("expected " + multiple + ", found " + number_text(time.frame_dt) + " (" +
+               number_text(steps) + " steps)");
+}
+
+void check_frame_count(const JsonValue& duration, const TimeSettings& time) {
+  const double frames = std::round(duration.json().get<double>() / time.frame_dt) + 1.0;
+  if (frames > kMaxFrames)
+    duration.fail("duration / frame_dt gives " + count_text(frames) + " frames; at most " +
+                  count_text(kMaxFrames) + " are allowed (raise frame_dt or shorten the duration)");
+}
+
+}  // namespace
+
+ReadResult<TimeSettings> read_time(const JsonValue& value) {
+  const ObjectReader reader = value.object({"dt", "frame_dt", "duration"});
+  TimeSettings time;
+  time.dt = reader.require("dt").positive_number();
+  time.duration = reader.require("duration").positive_number();
+  time.frame_dt = time.dt;
+  if (const auto frame_dt = reader.find("frame_dt")) {
+    time.frame_dt = frame_dt->positive_number();
+    check_frame_dt(*frame_dt, time);
+  }
+  check_frame_count(reader.require("duration"), time);
+  const nlohmann::json expanded = {
+      {"dt", time.dt}, {"frame_dt", time.frame_dt}, {"duration", time.duration}};
+  return {time, expanded};
+}
+
+ReadResult<SolverBlock> read_solver(const JsonValue& value) {
+  const ObjectReader reader =
+      value.object({"cg_tolerance", "cg_max_iterations", "newton_iterations", "mode"});
+  SolverBlock solver;
+  SolverSettings& s = solver.settings;
+  if (const auto tolerance = reader.find("cg_tolerance")) {
+    s.cg_tolerance = tolerance->number();
+    // A relative residual of 1 or more is met by the zero update: no solve at all.
+    if (!(s.cg_tolerance > 0.0 && s.cg_tolerance < 1.0))
+      tolerance->fail_expected("a relative tolerance in (0, 1)");
+  }
+  if (const auto iterations = reader.find("cg_max_iterations")) s.cg_max_iterations = iterations->int_in(1);
+  if (const auto newton = reader.find("newton_iterations")) s.newton_iterations = newton->int_in(1);
+  std::string mode = "dynamic";
+  if (const auto m = reader.find("mode")) mode = m->choice({"dynamic", "static"});
+  solver.mode = mode == "static" ? SolverMode::Static : SolverMode::Dynamic;
+
+  const nlohmann::json expanded = {{"cg_tolerance", s.cg_tolerance},
+                                   {"cg_max_iterations", s.cg_max_iterations},
+                                   {"newton_iterations", s.newton_iterations},
+                                   {"mode", mode}};
+  return {solver, expanded};
+}
+
+ReadResult<Damping> read_damping(const JsonValue& value) {
+  const ObjectReader reader = value.object({"mass", "stiffness"});
+  Damping damping;
+  if (const auto mass = reader.find("mass")) damping.mass = mass->non_negative_number();
+  if (const auto stiffness = reader.find("stiffness")) damping.stiffness = stiffness->non_negative_number();
+  const nlohmann::json expanded = {{"mass", damping.mass}, {"stiffness", damping.stiffness}};
+  return {damping, expanded};
+}
+
+}  // namespace bristle

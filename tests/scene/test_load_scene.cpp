@@ -1,0 +1,269 @@
+#include <cmath>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "bristle/scene/load_scene.hpp"
+#include "test_paths.hpp"
+
+using namespace bristle;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+std::string data_path(const char* name) { return std::string(bristle::test::kTestsDir) + "/scene/data/" + name; }
+
+// Two models are the same when every rod, load and collider is (bitwise, for the numbers).
+void check_same_model(const Model& a, const Model& b) {
+  CHECK(a.dimension == b.dimension);
+  CHECK(a.gravity == b.gravity);
+  CHECK(a.damping_mass == b.damping_mass);
+  CHECK(a.damping_stiffness == b.damping_stiffness);
+  REQUIRE(a.rods.size() == b.rods.size());
+  for (std::size_t r = 0; r < a.rods.size(); ++r) {
+    CHECK(a.rods[r].name == b.rods[r].name);
+    CHECK(a.rods[r].initial_positions == b.rods[r].initial_positions);
+    CHECK(a.rods[r].rest_lengths == b.rods[r].rest_lengths);
+    CHECK(a.rods[r].rest_angles == b.rods[r].rest_angles);
+    CHECK(a.rods[r].fixed == b.rods[r].fixed);
+    CHECK(a.rods[r].material.density == b.rods[r].material.density);
+    CHECK(a.rods[r].material.radius == b.rods[r].material.radius);
+    CHECK(a.rods[r].material.youngs_modulus == b.rods[r].material.youngs_modulus);
+  }
+  REQUIRE(a.loads.size() == b.loads.size());
+  for (std::size_t k = 0; k < a.loads.size(); ++k) {
+    CHECK(a.loads[k].rod == b.loads[k].rod);
+    CHECK(a.loads[k].vertex == b.loads[k].vertex);
+    CHECK(a.loads[k].force == b.loads[k].force);
+    CHECK(a.loads[k].ramp == b.loads[k].ramp);
+  }
+  REQUIRE(a.colliders.size() == b.colliders.size());
+  for (std::size_t k = 0; k < a.colliders.size(); ++k) {
+    CHECK(a.colliders[k].type == b.colliders[k].type);
+    CHECK(a.colliders[k].normal == b.colliders[k].normal);
+    CHECK(a.colliders[k].center == b.colliders[k].center);
+    CHECK(a.colliders[k].rotation.isApprox(b.colliders[k].rotation, 1e-15));
+    CHECK(a.colliders[k].friction == b.colliders[k].friction);
+  }
+}
+
+const char* const kBrushScene = R"({
+  "format": "bristle-scene/1",
+  "dimension": 3,
+  "time": { "dt": 0.0005, "duration": 0.01 },
+  "materials": { "nylon": { "density": 1140, "radius": 0.0001, "youngs_modulus": 3e9 } },
+  "rods": [
+    { "name": "tuft", "material": "nylon",
+      "generator": { "type": "brush", "layout": { "type": "grid", "rows": 2, "columns": 3, "spacing": 0.0005 },
+                     "root": [0, 0, 0], "direction": [0, 0, 3], "length": 0.01, "segments": 4,
+                     "jitter": { "length": 0.05, "direction": 0.1, "seed": 7 } } },
+    { "material": "nylon", "vertices": [[0, 0, 0.1], [0.01, 0, 0.1]] }
+  ],
+  "loads": [ { "rod": "tuft_5", "vertex": 4, "force": [0.001, 0, 0] } ]
+})";
+
+}  // namespace
+
+TEST_CASE("scene: a valid 3D scene loads with every key honoured") {
+  const Scene scene = load_scene(data_path("valid_3d.json"));
+  CHECK(scene.name == "scene-test");
+  CHECK(scene.source_path == data_path("valid_3d.json"));
+  CHECK(scene.time.dt == 0.001);
+  CHECK(scene.time.frame_dt == 0.01);
+  CHECK(scene.time.steps_per_frame() == 10);
+  CHECK(scene.time.frame_count() == 11);
+  CHECK(scene.solver.cg_tolerance == 1e-9);
+  CHECK(scene.solver.cg_max_iterations == 500);
+  CHECK(scene.solver.newton_iterations == 2);
+  CHECK(scene.mode == SolverMode::Dynamic);
+
+  const Model& model = scene.model;
+  CHECK(model.dimension == 3);
+  CHECK(model.gravity == Vec3(0, -9.81, 0));
+  CHECK(model.damping_mass == 0.1);
+  CHECK(model.damping_stiffness == 0.001);
+  REQUIRE(model.rods.size() == 2);
+
+  const Rod& bent = model.rods[0];
+  CHECK(bent.name == "bent");
+  CHECK(bent.vertex_count() == 3);
+  CHECK(bent.fixed == std::vector<int>{0, 1});
+  CHECK(bent.material.density == 1140);
+  // Rest angle at the kink: edges along x and along (1, 1, 0), a quarter of pi.
+  CHECK(bent.rest_angles[1] == doctest::Approx(kPi / 4));
+  const double area = kPi * 1e-4 * 1e-4;
+  CHECK(bent.vertex_mass(0) == doctest::Approx(1140 * area * 0.0005));
+  CHECK(bent.vertex_mass(1) == doctest::Approx(1140 * area * 0.5 * (0.001 + std::sqrt(2e-6))));
+
+  const Rod& line = model.rods[1];
+  CHECK(line.name == "line");
+  CHECK(line.vertex_count() == 31);
+  CHECK(line.fixed == std::vector<int>{0});
+  CHECK(line.material.radius == 0.0002);
+  CHECK(line.rest_length() == doctest::Approx(0.03));
+  for (double angle : line.rest_angles) CHECK(angle == 0.0);
+
+  CHECK(model.layout.vertex_count() == 34);  // finalized
+  CHECK(model.layout.dof_count() == 3 * 34);
+  CHECK(model.layout.free_dof_count() == 3 * (34 - 3));
+
+  REQUIRE(model.loads.size() == 1);
+  CHECK(model.loads[0].rod == 1);
+  CHECK(model.loads[0].vertex == 30);
+  CHECK(model.loads[0].force == Vec3(0, -0.001, 0));
+  CHECK(model.loads[0].ramp == 0.05);
+
+  REQUIRE(model.colliders.size() == 4);
+  CHECK(model.colliders[0].type == ColliderType::Plane);
+  CHECK(model.colliders[0].normal == Vec3(0, 1, 0));  // normalised
+  CHECK(model.colliders[0].friction == 0.3);
+  CHECK(model.colliders[1].type == ColliderType::Sphere);
+  CHECK(model.colliders[1].radius == 0.002);
+  CHECK(model.colliders[1].friction == 0.0);  // default
+  CHECK(model.colliders[2].type == ColliderType::Capsule);
+  CHECK(model.colliders[2].b == Vec3(0.01, 0, 0.02));
+  CHECK(model.colliders[3].type == ColliderType::Box);
+  CHECK(model.colliders[3].half_extents == Vec3(0.01, 0.02, 0.03));
+  CHECK((model.colliders[3].rotation * Vec3::UnitX() - Vec3(std::cos(0.5), std::sin(0.5), 0)).norm() < 1e-15);
+}
+
+TEST_CASE("scene: the expanded scene has defaults filled, generators expanded, and loads the same model") {
+  const Scene scene = load_scene(data_path("valid_3d.json"));
+  const nlohmann::json& expanded = scene.expanded;
+  CHECK(expanded["format"] == "bristle-scene/1");
+  CHECK(expanded["rods"][1].contains("vertices"));
+  CHECK(!expanded["rods"][1].contains("generator"));
+  CHECK(expanded["rods"][1]["vertices"].size() == 31);
+  CHECK(expanded["rods"][1]["material"]["density"] == 1000.0);
+  CHECK(expanded["rods"][0]["material"] == "nylon");
+  CHECK(expanded["colliders"][1]["friction"] == 0.0);
+
+  const Scene again = load_scene_from_string(expanded.dump(2), "expanded.json");
+  check_same_model(scene.model, again.model);
+  CHECK(again.expanded == expanded);
+}
+
+TEST_CASE("scene: defaults fill in what a minimal scene leaves out") {
+  const Scene scene = load_scene_from_string(R"({
+    "format": "bristle-scene/1",
+    "time": { "dt": 0.01, "duration": 1 },
+    "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 },
+                "vertices": [[0, 0, 0], [1, 0, 0], [1, 1, 0]] } ]
+  })", "scenes/minimal.json");
+  CHECK(scene.name == "minimal");  // the file stem
+  CHECK(scene.source_path.empty());
+  CHECK(scene.model.dimension == 3);
+  CHECK(scene.time.frame_dt == 0.01);
+  CHECK(scene.time.frame_count() == 101);
+  CHECK(scene.model.gravity == Vec3::Zero());
+  CHECK(scene.solver.cg_tolerance == 1e-8);
+  CHECK(scene.solver.cg_max_iterations == 1000);
+  CHECK(scene.solver.newton_iterations == 1);
+  CHECK(scene.mode == SolverMode::Dynamic);
+  CHECK(scene.model.rods[0].name == "rod0");
+  CHECK(scene.model.rods[0].fixed.empty());
+  CHECK(scene.model.rods[0].rest_angles[1] == doctest::Approx(kPi / 2));  // rest "initial"
+  CHECK(scene.model.loads.empty());
+  CHECK(scene.model.colliders.empty());
+  CHECK(scene.expanded["solver"]["mode"] == "dynamic");
+  CHECK(scene.expanded["damping"]["mass"] == 0.0);
+  CHECK(scene.expanded["rods"][0]["rest"] == "initial");
+  CHECK(scene.expanded["rods"][0]["fixed"] == nlohmann::json::array());
+}
+
+TEST_CASE("scene: static mode and rest straight") {
+  const Scene scene = load_scene_from_string(R"({
+    "format": "bristle-scene/1",
+    "time": { "dt": 0.01, "duration": 1 },
+    "solver": { "mode": "static" },
+    "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 }, "rest": "straight",
+                "vertices": [[0, 0, 0], [1, 0, 0], [1, 1, 0]] } ]
+  })", "s.json");
+  CHECK(scene.mode == SolverMode::Static);
+  CHECK(scene.model.rods[0].rest_angles[1] == 0.0);
+}
+
+TEST_CASE("scene: 2D scenes take 2-component vectors and store z = 0") {
+  const Scene scene = load_scene_from_string(R"({
+    "format": "bristle-scene/1",
+    "dimension": 2,
+    "time": { "dt": 0.001, "frame_dt": 0.005, "duration": 0.1 },
+    "gravity": [0, -9.81],
+    "materials": { "steel": { "density": 7800, "radius": 0.001, "youngs_modulus": 2e11 } },
+    "rods": [
+      { "name": "hook", "material": "steel", "vertices": [[0, 0], [0.01, 0], [0.01, 0.01]], "fixed": [0] },
+      { "name": "tuft", "material": "steel",
+        "generator": { "type": "brush", "layout": { "type": "grid", "columns": 3, "spacing": 0.003 },
+                       "root": [0, 0.1], "direction": [0, 1], "length": 0.02, "segments": 2 } },
+      { "name": "s", "material": "steel", "generator": { "type": "straight", "from": [0, 1], "to": [1, 1], "segments": 2 } }
+    ],
+    "loads": [ { "rod": "hook", "vertex": 2, "force": [1, 0] } ],
+    "colliders": [ { "type": "plane", "point": [0, -1], "normal": [0, 3] },
+                   { "type": "box", "center": [0, 2], "half_extents": [1, 1], "rotation": { "angle": 0.1 } } ]
+  })", "flat.json");
+  const Model& model = scene.model;
+  CHECK(model.dimension == 2);
+  CHECK(model.gravity == Vec3(0, -9.81, 0));
+  REQUIRE(model.rods.size() == 5);
+  CHECK(model.rods[0].initial_positions[2] == Vec3(0.01, 0.01, 0));
+  // Signed rest angle in 2D: a left turn is positive.
+  CHECK(model.rods[0].rest_angles[1] == doctest::Approx(kPi / 2));
+  CHECK(model.rods[1].name == "tuft_0");
+  CHECK(model.rods[3].name == "tuft_2");
+  CHECK(model.rods[1].fixed == std::vector<int>{0, 1});
+  for (int k = 1; k <= 3; ++k) {
+    CHECK(model.rods[k].initial_positions.front().y() == 0.1);
+    CHECK(model.rods[k].initial_positions.back().y() == doctest::Approx(0.12));
+  }
+  CHECK(model.rods[4].vertex_count() == 3);
+  CHECK(model.loads[0].force == Vec3(1, 0, 0));
+  CHECK(model.colliders[0].normal == Vec3(0, 1, 0));
+  CHECK(model.colliders[1].half_extents == Vec3(1, 1, 0));
+  CHECK(model.layout.dof_count() == 2 * model.layout.vertex_count());
+  // The expanded scene keeps 2-component vectors.
+  CHECK(scene.expanded["rods"][1]["vertices"][0].size() == 2);
+  CHECK(scene.expanded["gravity"].size() == 2);
+  const Scene again = load_scene_from_string(scene.expanded.dump(), "again.json");
+  check_same_model(model, again.model);
+}
+
+TEST_CASE("scene: a brush entry expands into rods named <name>_<k>, the same every time") {
+  const Scene scene = load_scene_from_string(kBrushScene, "brush.json");
+  const Model& model = scene.model;
+  REQUIRE(model.rods.size() == 7);
+  for (int k = 0; k < 6; ++k) {
+    CHECK(model.rods[k].name == "tuft_" + std::to_string(k));
+    CHECK(model.rods[k].vertex_count() == 5);
+    CHECK(model.rods[k].fixed == std::vector<int>{0, 1});  // clamped roots by default
+    CHECK(model.rods[k].initial_positions.front().z() == 0.0);  // on the base plane z = 0
+  }
+  CHECK(model.rods[6].name == "rod1");  // default names count entries, not rods
+  CHECK(model.loads[0].rod == 5);
+  CHECK(scene.expanded["rods"].size() == 7);
+  CHECK(scene.expanded["rods"][0]["name"] == "tuft_0");
+
+  const Scene again = load_scene_from_string(kBrushScene, "brush.json");
+  check_same_model(model, again.model);
+  const Scene reloaded = load_scene_from_string(scene.expanded.dump(), "expanded.json");
+  check_same_model(model, reloaded.model);
+}
+
+TEST_CASE("scene: load_scene reports files it cannot read and syntax errors with their line") {
+  try {
+    load_scene(data_path("does_not_exist.json"));
+    FAIL("expected a SceneError");
+  } catch (const SceneError& e) {
+    CHECK(e.pointer().empty());
+    CHECK(e.message().find("cannot open") != std::string::npos);
+  }
+  try {
+    load_scene(data_path("syntax_error.json"));
+    FAIL("expected a SceneError");
+  } catch (const SceneError& e) {
+    CHECK(e.line() == 7);
+    CHECK(e.pointer().empty());
+    CHECK(e.message().find("invalid JSON at column 3") == 0);
+    CHECK(std::string(e.what()).find("syntax_error.json:7: invalid JSON at column 3: ") != std::string::npos);
+  }
+}
