@@ -1,0 +1,150 @@
+#include "bristle/io/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "bristle/io/json_text.hpp"
+#include "bristle/io/output_reader.hpp"
+
+namespace bristle {
+
+namespace {
+
+bool within(double a, double b, const CompareOptions& options) {
+  if (a == b) return true;  // also equal infinities
+  const double difference = std::abs(a - b);
+  // NaN anywhere compares as different (the test below is false).
+  return difference <= options.atol + options.rtol * std::max(std::abs(a), std::abs(b));
+}
+
+class Comparison {
+ public:
+  Comparison(CompareResult& result, const CompareOptions& options) : result_(result), options_(options) {}
+
+  void value(const ValueDifference& where, double a, double b) {
+    ++result_.values_compared;
+    const double difference = std::isnan(a) || std::isnan(b) ? INFINITY : std::abs(a - b);
+    if (!result_.largest || difference > result_.largest->difference) record(result_.largest, where, a, b, difference);
+    if (!within(a, b, options_)) {
+      ++result_.values_beyond_tolerance;
+      result_.same = false;
+      if (!result_.first) record(result_.first, where, a, b, difference);
+    }
+  }
+
+ private:
+  static void record(std::optional<ValueDifference>& slot, const ValueDifference& where, double a, double b,
+                     double difference) {
+    slot = where;
+    slot->a = a;
+    slot->b = b;
+    slot->difference = difference;
+  }
+
+  CompareResult& result_;
+  const CompareOptions& options_;
+};
+
+const char* axis_name(int component) { return component == 0 ? "x" : component == 1 ? "y" : "z"; }
+
+}  // namespace
+
+CompareResult compare_outputs(const std::string& a_dir, const std::string& b_dir, const CompareOptions& options) {
+  const OutputFolder a(a_dir), b(b_dir);
+  CompareResult result;
+  result.status_a = a.manifest().status;
+  result.status_b = b.manifest().status;
+  auto structural = [&](const std::string& sentence) {
+    result.same = false;
+    result.structure.push_back(sentence);
+  };
+
+  const Manifest& ma = a.manifest();
+  const Manifest& mb = b.manifest();
+  if (ma.dimension != mb.dimension) {
+    structural("dimensions differ: " + std::to_string(ma.dimension) + " in A, " + std::to_string(mb.dimension) + " in B");
+    return result;
+  }
+  if (ma.rods.size() != mb.rods.size()) {
+    structural("rod counts differ: " + std::to_string(ma.rods.size()) + " in A, " + std::to_string(mb.rods.size()) +
+               " in B");
+    return result;
+  }
+  for (std::size_t r = 0; r < ma.rods.size(); ++r) {
+    if (ma.rods[r].name != mb.rods[r].name)
+      structural("rod " + std::to_string(r) + " is \"" + ma.rods[r].name + "\" in A and \"" + mb.rods[r].name + "\" in B");
+    else if (ma.rods[r].vertex_count != mb.rods[r].vertex_count)
+      structural("rod \"" + ma.rods[r].name + "\" has " + std::to_string(ma.rods[r].vertex_count) +
+                 " vertices in A and " + std::to_string(mb.rods[r].vertex_count) + " in B");
+  }
+  if (!result.structure.empty()) return result;
+  if (a.frame_count() != b.frame_count())
+    structural("frame counts differ: " + std::to_string(a.frame_count()) + " in A, " + std::to_string(b.frame_count()) +
+               " in B");
+
+  // Compare the frames both folders have, so that a shorter run still reports where the
+  // common frames start to differ.
+  Comparison comparison(result, options);
+  const int frames = std::min(a.frame_count(), b.frame_count());
+  for (int k = 0; k < frames; ++k) {
+    const Frame fa = a.frame(k), fb = b.frame(k);
+    ValueDifference where;
+    where.frame = k;
+    where.quantity = "time";
+    comparison.value(where, fa.time, fb.time);
+    for (std::size_t r = 0; r < fa.rods.size(); ++r) {
+      where.rod = static_cast<int>(r);
+      where.rod_name = fa.rods[r].name;
+      const int n = static_cast<int>(fa.rods[r].positions.size());
+      for (int i = 0; i < n; ++i) {
+        where.vertex = i;
+        for (int c = 0; c < ma.dimension; ++c) {
+          where.component = c;
+          where.quantity = "position";
+          comparison.value(where, fa.rods[r].positions[i][c], fb.rods[r].positions[i][c]);
+          if (options.velocities) {
+            where.quantity = "velocity";
+            comparison.value(where, fa.rods[r].velocities[i][c], fb.rods[r].velocities[i][c]);
+          }
+        }
+      }
+    }
+    ++result.frames_compared;
+  }
+  return result;
+}
+
+namespace {
+
+std::string describe_value(const ValueDifference& d) {
+  std::ostringstream text;
+  text << "frame " << d.frame;
+  if (d.quantity == "time") {
+    text << ", time";
+  } else {
+    text << ", rod \"" << d.rod_name << "\" (index " << d.rod << "), vertex " << d.vertex << ", " << d.quantity << "."
+         << axis_name(d.component);
+  }
+  text << ": A = " << format_double(d.a) << ", B = " << format_double(d.b) << ", |A - B| = " << d.difference;
+  return text.str();
+}
+
+}  // namespace
+
+std::string describe(const CompareResult& result, const CompareOptions& options) {
+  std::ostringstream text;
+  text << (result.same ? "same" : "different") << " (atol " << options.atol << ", rtol " << options.rtol
+       << (options.velocities ? ", positions and velocities" : ", positions") << "; " << result.frames_compared
+       << " frames, " << result.values_compared << " values compared)\n";
+  for (const std::string& sentence : result.structure) text << "  " << sentence << "\n";
+  if (result.first)
+    text << "  first difference beyond tolerance: " << describe_value(*result.first) << "\n"
+         << "  values beyond tolerance: " << result.values_beyond_tolerance << "\n";
+  if (result.largest) text << "  largest difference: " << describe_value(*result.largest) << "\n";
+  if (result.status_a != result.status_b)
+    text << "  note: status is \"" << result.status_a << "\" in A and \"" << result.status_b << "\" in B\n";
+  return text.str();
+}
+
+}  // namespace bristle

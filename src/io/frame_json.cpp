@@ -1,0 +1,204 @@
+#include "bristle/io/frame_json.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "bristle/io/json_text.hpp"
+#include "bristle/io/output_error.hpp"
+
+namespace bristle {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json vectors_to_json(const std::vector<Vec3>& vectors, int dimension) {
+  ordered_json array = ordered_json::array();
+  for (const Vec3& v : vectors) {
+    ordered_json row = ordered_json::array();
+    for (int k = 0; k < dimension; ++k) row.push_back(v[k]);
+    array.push_back(std::move(row));
+  }
+  return array;
+}
+
+/// A short description of a JSON value for error messages: its type and, when short, its text.
+std::string describe(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + text;
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& pointer, const std::string& what) {
+  throw OutputError(file, (pointer.empty() ? std::string() : pointer + ": ") + what);
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& pointer,
+                             const std::string& file) {
+  const auto it = object.find(key);
+  if (it == object.end()) fail(file, pointer, std::string("missing key \"") + key + "\"");
+  return *it;
+}
+
+double number(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
+  if (!value.is_number()) fail(file, pointer, "expected a number, found " + describe(value));
+  return value.get<double>();
+}
+
+int integer(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
+  if (!value.is_number_integer()) fail(file, pointer, "expected an integer, found " + describe(value));
+  return value.get<int>();
+}
+
+std::string string(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
+  if (!value.is_string()) fail(file, pointer, "expected a string, found " + describe(value));
+  return value.get<std::string>();
+}
+
+std::vector<Vec3> vectors_from_json(const nlohmann::json& value, int count, int dimension,
+                                    const std::string& pointer, const std::string& file) {
+  if (!value.is_array() || static_cast<int>(value.size()) != count) {
+    std::ostringstream what;
+    what << "expected an array of " << count << " vectors, found "
+         << (value.is_array() ? std::to_string(value.size()) + " entries" : describe(value));
+    fail(file, pointer, what.str());
+  }
+  std::vector<Vec3> vectors(count, Vec3::Zero());
+  for (int i = 0; i < count; ++i) {
+    const nlohmann::json& row = value[i];
+    const std::string row_pointer = pointer + "/" + std::to_string(i);
+    if (!row.is_array() || static_cast<int>(row.size()) != dimension)
+      fail(file, row_pointer, "expected an array of " + std::to_string(dimension) + " numbers, found " + describe(row));
+    for (int k = 0; k < dimension; ++k) {
+      if (!row[k].is_number())
+        fail(file, row_pointer + "/" + std::to_string(k), "expected a finite number, found " + describe(row[k]));
+      vectors[i][k] = row[k].get<double>();
+    }
+  }
+  return vectors;
+}
+
+}  // namespace
+
+std::string frame_file_name(int index) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "frames/%06d.json", index);
+  return buffer;
+}
+
+std::string frame_to_text(const Frame& frame, int dimension) {
+  ordered_json json;
+  json["frame"] = frame.index;
+  json["time"] = frame.time;
+  ordered_json rods = ordered_json::array();
+  for (const RodFrame& rod : frame.rods) {
+    ordered_json entry;
+    entry["name"] = rod.name;
+    entry["positions"] = vectors_to_json(rod.positions, dimension);
+    entry["velocities"] = vectors_to_json(rod.velocities, dimension);
+    rods.push_back(std::move(entry));
+  }
+  json["rods"] = std::move(rods);
+  json["stats"] = ordered_json(frame.stats);
+  return pretty_json(json) + "\n";
+}
+
+std::string manifest_to_text(const Manifest& manifest) {
+  ordered_json json;
+  json["format"] = manifest.format;
+  json["name"] = manifest.name;
+  json["dimension"] = manifest.dimension;
+  json["dt"] = manifest.dt;
+  json["frame_dt"] = manifest.frame_dt;
+  json["frame_count"] = manifest.frame_count;
+  ordered_json rods = ordered_json::array();
+  for (const RodInfo& rod : manifest.rods) {
+    ordered_json entry;
+    entry["name"] = rod.name;
+    entry["vertex_count"] = rod.vertex_count;
+    entry["radius"] = rod.radius;
+    rods.push_back(std::move(entry));
+  }
+  json["rods"] = std::move(rods);
+  json["frame_files"] = manifest.frame_files;
+  json["status"] = manifest.status;
+  json["generator"] = std::string("bristle ") + BRISTLE_VERSION;
+  json["scene"] = ordered_json(manifest.scene);
+  return pretty_json(json) + "\n";
+}
+
+Frame frame_from_json(const nlohmann::json& json, const Manifest& manifest, const std::string& file) {
+  if (!json.is_object()) fail(file, "", "expected a frame object, found " + describe(json));
+  Frame frame;
+  frame.index = integer(member(json, "frame", "", file), "/frame", file);
+  frame.time = number(member(json, "time", "", file), "/time", file);
+  const nlohmann::json& rods = member(json, "rods", "", file);
+  if (!rods.is_array() || rods.size() != manifest.rods.size())
+    fail(file, "/rods",
+         "expected an array of " + std::to_string(manifest.rods.size()) + " rods (the manifest's), found " +
+             (rods.is_array() ? std::to_string(rods.size()) : describe(rods)));
+  for (std::size_t r = 0; r < rods.size(); ++r) {
+    const std::string pointer = "/rods/" + std::to_string(r);
+    const nlohmann::json& rod = rods[r];
+    if (!rod.is_object()) fail(file, pointer, "expected a rod object, found " + describe(rod));
+    RodFrame rod_frame;
+    rod_frame.name = string(member(rod, "name", pointer, file), pointer + "/name", file);
+    if (rod_frame.name != manifest.rods[r].name)
+      fail(file, pointer + "/name",
+           "expected rod \"" + manifest.rods[r].name + "\" (manifest order), found \"" + rod_frame.name + "\"");
+    const int count = manifest.rods[r].vertex_count;
+    rod_frame.positions = vectors_from_json(member(rod, "positions", pointer, file), count,
+                                            manifest.dimension, pointer + "/positions", file);
+    rod_frame.velocities = vectors_from_json(member(rod, "velocities", pointer, file), count,
+                                             manifest.dimension, pointer + "/velocities", file);
+    frame.rods.push_back(std::move(rod_frame));
+  }
+  const auto stats = json.find("stats");
+  if (stats != json.end()) {
+    if (!stats->is_object()) fail(file, "/stats", "expected an object, found " + describe(*stats));
+    frame.stats = *stats;
+  }
+  return frame;
+}
+
+Manifest manifest_from_json(const nlohmann::json& json, const std::string& file) {
+  if (!json.is_object()) fail(file, "", "expected a manifest object, found " + describe(json));
+  Manifest manifest;
+  manifest.format = string(member(json, "format", "", file), "/format", file);
+  if (manifest.format != "bristle-frames/1")
+    fail(file, "/format", "expected \"bristle-frames/1\", found \"" + manifest.format + "\"");
+  manifest.name = string(member(json, "name", "", file), "/name", file);
+  manifest.dimension = integer(member(json, "dimension", "", file), "/dimension", file);
+  if (manifest.dimension != 2 && manifest.dimension != 3)
+    fail(file, "/dimension", "expected 2 or 3, found " + std::to_string(manifest.dimension));
+  manifest.dt = number(member(json, "dt", "", file), "/dt", file);
+  manifest.frame_dt = number(member(json, "frame_dt", "", file), "/frame_dt", file);
+  manifest.frame_count = integer(member(json, "frame_count", "", file), "/frame_count", file);
+  const nlohmann::json& rods = member(json, "rods", "", file);
+  if (!rods.is_array()) fail(file, "/rods", "expected an array, found " + describe(rods));
+  for (std::size_t r = 0; r < rods.size(); ++r) {
+    const std::string pointer = "/rods/" + std::to_string(r);
+    if (!rods[r].is_object()) fail(file, pointer, "expected an object, found " + describe(rods[r]));
+    RodInfo info;
+    info.name = string(member(rods[r], "name", pointer, file), pointer + "/name", file);
+    info.vertex_count = integer(member(rods[r], "vertex_count", pointer, file), pointer + "/vertex_count", file);
+    if (info.vertex_count < 0) fail(file, pointer + "/vertex_count", "expected a count >= 0");
+    info.radius = number(member(rods[r], "radius", pointer, file), pointer + "/radius", file);
+    manifest.rods.push_back(std::move(info));
+  }
+  const nlohmann::json& files = member(json, "frame_files", "", file);
+  if (!files.is_array()) fail(file, "/frame_files", "expected an array, found " + describe(files));
+  for (std::size_t k = 0; k < files.size(); ++k)
+    manifest.frame_files.push_back(string(files[k], "/frame_files/" + std::to_string(k), file));
+  if (static_cast<int>(manifest.frame_files.size()) != manifest.frame_count)
+    fail(file, "/frame_count",
+         "says " + std::to_string(manifest.frame_count) + " frames but /frame_files lists " +
+             std::to_string(manifest.frame_files.size()));
+  manifest.status = string(member(json, "status", "", file), "/status", file);
+  const auto scene = json.find("scene");
+  if (scene != json.end()) manifest.scene = *scene;
+  return manifest;
+}
+
+}  // namespace bristle

@@ -1,0 +1,68 @@
+#include "bristle/io/frame_writer.hpp"
+
+#include <filesystem>
+
+#include "bristle/io/atomic_file.hpp"
+#include "bristle/io/frame_json.hpp"
+#include "bristle/io/output_error.hpp"
+
+namespace bristle {
+
+namespace fs = std::filesystem;
+
+FrameWriter::FrameWriter(std::string out_dir, Manifest manifest, FrameWriterOptions options)
+    : out_dir_(std::move(out_dir)), manifest_(std::move(manifest)), options_(options) {
+  std::error_code error;
+  fs::create_directories(fs::path(out_dir_) / "frames", error);
+  if (error) throw OutputError(out_dir_, "cannot create the output folder: " + error.message());
+  manifest_.frame_count = 0;
+  manifest_.frame_files.clear();
+  manifest_.status = "running";
+  write_manifest();
+}
+
+void FrameWriter::write(const Frame& frame) {
+  if (frame.index != manifest_.frame_count)
+    throw OutputError(out_dir_, "frame " + std::to_string(frame.index) + " written out of order (expected frame " +
+                                    std::to_string(manifest_.frame_count) + ")");
+  const std::string name = frame_file_name(frame.index);
+  write_file_atomically((fs::path(out_dir_) / name).string(), frame_to_text(frame, manifest_.dimension));
+  manifest_.frame_files.push_back(name);
+  manifest_.frame_count += 1;
+  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_manifest_write_).count();
+  if (since >= options_.manifest_interval_seconds) write_manifest();
+}
+
+void FrameWriter::finish(const std::string& status) {
+  manifest_.status = status;
+  write_manifest();
+}
+
+void FrameWriter::write_manifest() {
+  write_file_atomically((fs::path(out_dir_) / "manifest.json").string(), manifest_to_text(manifest_));
+  last_manifest_write_ = std::chrono::steady_clock::now();
+}
+
+bool output_folder_is_empty(const std::string& dir) {
+  std::error_code error;
+  if (!fs::exists(dir, error)) return true;
+  return fs::is_directory(dir, error) && fs::is_empty(dir, error);
+}
+
+void clear_output_folder(const std::string& dir) {
+  std::error_code error;
+  if (!fs::exists(dir, error)) return;
+  const fs::path root(dir);
+  for (const fs::path& path : {root / "manifest.json", root / "frames"}) {
+    fs::remove_all(path, error);
+    if (error) throw OutputError(path.string(), "cannot remove: " + error.message());
+  }
+  for (const auto& entry : fs::directory_iterator(root, error)) {
+    if (!is_temporary_file_name(entry.path().filename().string())) continue;
+    fs::remove(entry.path(), error);
+    if (error) throw OutputError(entry.path().string(), "cannot remove: " + error.message());
+  }
+  if (error) throw OutputError(dir, "cannot list the folder: " + error.message());
+}
+
+}  // namespace bristle

@@ -1,0 +1,7 @@
+list(APPEND BRISTLE_SOURCES
+  src/io/json_text.cpp
+  src/io/atomic_file.cpp
+  src/io/frame_json.cpp
+  src/io/frame_writer.cpp
+  src/io/output_reader.cpp
+  src/io/compare.cpp)
