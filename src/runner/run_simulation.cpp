@@ -1,0 +1,195 @@
+#include "bristle/runner/run_simulation.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "bristle/io/frame_writer.hpp"
+#include "bristle/runner/frame_stats.hpp"
+
+namespace bristle {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string format_time(double t) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", t);
+  return buffer;
+}
+
+RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& options,
+                     const ProgressCallback& progress, Clock::time_point start) {
+  RunResult result;
+  const Model& model = scene.model;
+  State state = initial_state(model);
+  ImplicitEuler energies(model, scene.solver);  // only for the energies of frame 0
+
+  Frame initial = make_frame(model, state, 0);
+  initial.stats = FrameStats().take(energies.energies(state));
+  writer.write(initial);
+  result.frames_written = 1;
+
+  StaticSolveResult solved = options.static_solver(scene, state);
+  if (!solved.ok) {
+    result.outcome = RunOutcome::Failed;
+    result.message = "static solve: " + solved.failure;
+    result.status = "failed: " + result.message;
+    writer.finish(result.status);
+    result.wall_seconds = seconds_since(start);
+    return result;
+  }
+  Frame equilibrium = make_frame(model, solved.state, 1);
+  nlohmann::json stats = solved.stats;
+  stats["energies"] = energies_to_json(energies.energies(solved.state));
+  equilibrium.stats = std::move(stats);
+  writer.write(equilibrium);
+  result.frames_written = 2;
+  result.outcome = RunOutcome::Complete;
+  result.status = "complete";
+  writer.finish(result.status);
+  result.wall_seconds = seconds_since(start);
+  if (progress) {
+    RunProgress report;
+    report.frame = 1;
+    report.frame_count = 2;
+    report.elapsed_seconds = result.wall_seconds;
+    report.frame_written = true;
+    progress(report);
+  }
+  return result;
+}
+
+}  // namespace
+
+Manifest make_manifest(const Scene& scene) {
+  Manifest manifest;
+  manifest.name = scene.name;
+  manifest.dimension = scene.model.dimension;
+  manifest.dt = scene.time.dt;
+  manifest.frame_dt = scene.time.frame_dt;
+  for (const Rod& rod : scene.model.rods) {
+    RodInfo info;
+    info.name = rod.name;
+    info.vertex_count = rod.vertex_count();
+    info.radius = rod.material.radius;
+    manifest.rods.push_back(std::move(info));
+  }
+  manifest.status = "running";
+  manifest.scene = scene.expanded;
+  return manifest;
+}
+
+Frame make_frame(const Model& model, const State& state, int index) {
+  Frame frame;
+  frame.index = index;
+  frame.time = state.time;
+  const int d = model.dimension;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    RodFrame rod;
+    rod.name = model.rods[r].name;
+    const int n = model.rods[r].vertex_count();
+    rod.positions.assign(n, Vec3::Zero());
+    rod.velocities.assign(n, Vec3::Zero());
+    for (int i = 0; i < n; ++i) {
+      const int dof = model.layout.vertex_dof(r, i);
+      rod.positions[i].head(d) = state.positions.segment(dof, d);
+      rod.velocities[i].head(d) = state.velocities.segment(dof, d);
+    }
+    frame.rods.push_back(std::move(rod));
+  }
+  return frame;
+}
+
+RunResult run_simulation(const Scene& scene, const std::string& out_dir, const RunOptions& options,
+                         const ProgressCallback& progress) {
+  const Clock::time_point start = Clock::now();
+  if (scene.mode == SolverMode::Static && !options.static_solver) {
+    // TODO(static): wire in the static solver (analysis/static_solver.hpp) through
+    // RunOptions::static_solver in the command line's `run` once it exists.
+    RunResult result;
+    result.outcome = RunOutcome::NotRun;
+    result.message = "static mode (solver.mode = \"static\") is not available yet in this build";
+    return result;
+  }
+
+  FrameWriterOptions writer_options;
+  writer_options.manifest_interval_seconds = options.manifest_interval_seconds;
+  FrameWriter writer(out_dir, make_manifest(scene), writer_options);
+  if (scene.mode == SolverMode::Static) return run_static(scene, writer, options, progress, start);
+
+  RunResult result;
+  const Model& model = scene.model;
+  const double dt = scene.time.dt;
+  const int frame_count = scene.time.frame_count();
+  const int steps_per_frame = scene.time.steps_per_frame();
+
+  RunProgress report;
+  report.frame_count = frame_count;
+  report.step_count = static_cast<long long>(frame_count - 1) * steps_per_frame;
+  report.duration = report.step_count * dt;
+
+  State state = initial_state(model);
+  ImplicitEuler integrator(model, scene.solver);
+  FrameStats stats;
+
+  Frame initial = make_frame(model, state, 0);
+  initial.stats = stats.take(integrator.energies(state));
+  writer.write(initial);
+  result.frames_written = 1;
+  report.frame_written = true;
+  report.elapsed_seconds = seconds_since(start);
+  if (progress) progress(report);
+
+  for (int k = 1; k < frame_count; ++k) {
+    EnergyBreakdown energies;
+    for (int s = 0; s < steps_per_frame; ++s) {
+      const double t0 = state.time;
+      StepReport step = integrator.step(state, dt);
+      if (!step.ok) {
+        result.outcome = RunOutcome::Failed;
+        result.message = "step " + std::to_string(result.steps_taken + 1) + " (t = " + format_time(t0) +
+                         " s): " + step.failure;
+        result.status = "failed: " + result.message;
+        result.failed_step = std::move(step);
+        writer.finish(result.status);
+        result.wall_seconds = seconds_since(start);
+        return result;
+      }
+      ++result.steps_taken;
+      // The clock counts steps: no drift from adding dt thousands of times.
+      state.time = static_cast<double>(result.steps_taken) * dt;
+      stats.add(step);
+      energies = step.energies;
+      if (progress) {
+        report.step = result.steps_taken;
+        report.time = state.time;
+        report.cg_iterations = step.cg_iterations;
+        report.frame_written = false;
+        report.elapsed_seconds = seconds_since(start);
+        progress(report);
+      }
+    }
+    Frame frame = make_frame(model, state, k);
+    frame.stats = stats.take(energies);
+    writer.write(frame);
+    result.frames_written = k + 1;
+    if (progress) {
+      report.frame = k;
+      report.frame_written = true;
+      report.elapsed_seconds = seconds_since(start);
+      progress(report);
+    }
+  }
+  result.outcome = RunOutcome::Complete;
+  result.status = "complete";
+  writer.finish(result.status);
+  result.wall_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace bristle

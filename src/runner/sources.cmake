@@ -1,0 +1,3 @@
+list(APPEND BRISTLE_SOURCES
+  src/runner/frame_stats.cpp
+  src/runner/run_simulation.cpp)

@@ -1,0 +1,2 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  runner/test_run_simulation.cpp)
