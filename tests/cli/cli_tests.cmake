@@ -1,0 +1,121 @@
+# Command-line tests: they run the real `bristle` executable (included by tests/CMakeLists.txt).
+# Names start with "cli_" so `ctest -R cli` selects them.
+if(NOT TARGET bristle)
+  return()
+endif()
+
+set(_cli_dir ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+set(_cli_work ${CMAKE_CURRENT_BINARY_DIR}/cli_work)
+set(_scenes ${PROJECT_SOURCE_DIR}/scenes)
+
+# --- Golden frames --------------------------------------------------------------------------
+# For each scene in tests/golden/scenes.txt: run it into the build tree, then compare with the
+# stored folder tests/golden/<scene>/ using the same `bristle compare` users run. Tolerances are
+# looser than compare's defaults so that a different compiler or CPU (another rounding of the
+# same arithmetic) still passes, while any change of the physics fails.
+set(BRISTLE_GOLDEN_ATOL 1e-8)
+set(BRISTLE_GOLDEN_RTOL 1e-6)
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/golden/scenes.txt _golden_lines)
+foreach(_line IN LISTS _golden_lines)
+  string(STRIP "${_line}" _scene)
+  if(_scene STREQUAL "" OR _scene MATCHES "^#")
+    continue()
+  endif()
+  add_test(NAME cli_golden_${_scene}_run
+           COMMAND bristle run ${_scenes}/${_scene}.json -o ${_cli_work}/golden/${_scene} --force --quiet)
+  set_tests_properties(cli_golden_${_scene}_run PROPERTIES FIXTURES_SETUP golden_${_scene})
+  add_test(NAME cli_golden_${_scene}_compare
+           COMMAND bristle compare ${CMAKE_CURRENT_SOURCE_DIR}/golden/${_scene} ${_cli_work}/golden/${_scene}
+                   --atol ${BRISTLE_GOLDEN_ATOL} --rtol ${BRISTLE_GOLDEN_RTOL})
+  set_tests_properties(cli_golden_${_scene}_compare PROPERTIES FIXTURES_REQUIRED golden_${_scene})
+endforeach()
+
+# --- Malformed scenes -----------------------------------------------------------------------
+# Each file under tests/cli/malformed/ must be refused by `bristle run`: exit code 2, the JSON
+# pointer of the offending value in the message, and no output folder. The pointer (or, for a
+# JSON syntax error, the line) expected for each file:
+set(_malformed
+  "01_wrong_format|/format"
+  "02_missing_format|/format"
+  "03_dimension_4|/dimension"
+  "04_dt_negative|/time/dt"
+  "05_dt_zero|/time/dt"
+  "06_frame_dt_not_multiple|/time/frame_dt"
+  "07_duration_negative|/time/duration"
+  "08_missing_duration|/time/duration"
+  "09_gravity_two_components|/gravity"
+  "10_density_negative|/materials/nylon/density"
+  "11_radius_zero|/materials/nylon/radius"
+  "12_youngs_modulus_string|/materials/nylon/youngs_modulus"
+  "13_unknown_material|/rods/0/material"
+  "14_inline_material_density|/rods/1/material/density"
+  "15_zero_length_edge|/rods/0/vertices/2"
+  "16_fixed_out_of_range|/rods/0/fixed/1"
+  "17_unknown_top_level_key|/gravty"
+  "18_unknown_rod_key|/rods/0/vertexes"
+  "19_vertex_two_components|/rods/0/vertices/1"
+  "20_rest_unknown|/rods/0/rest"
+  "21_generator_segments_zero|/rods/0/generator/segments"
+  "22_generator_unknown_type|/rods/0/generator/type"
+  "23_collider_unknown_type|/colliders/0/type"
+  "24_friction_negative|/colliders/0/friction"
+  "25_load_unknown_rod|/loads/0/rod"
+  "26_load_vertex_out_of_range|/loads/0/vertex"
+  "27_cg_tolerance_negative|/solver/cg_tolerance"
+  "28_solver_mode_unknown|/solver/mode"
+  "29_damping_negative|/damping/mass"
+  "30_duplicate_rod_name|/rods/1/name"
+  "31_vertices_and_generator|/rods/0/generator"
+  "32_rods_empty|/rods"
+  "33_syntax_error|33_syntax_error.json:5: invalid JSON at column 1")
+foreach(_entry IN LISTS _malformed)
+  string(REPLACE "|" ";" _parts "${_entry}")
+  list(GET _parts 0 _name)
+  list(GET _parts 1 _pointer)
+  add_test(NAME cli_malformed_${_name}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_cli_dir}/malformed/${_name}.json
+                   -DOUT=${_cli_work}/malformed/${_name} "-DPOINTER=${_pointer}"
+                   -P ${_cli_dir}/expect_refused.cmake)
+  set_tests_properties(cli_malformed_${_name} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "${_pointer}: "
+                       FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endforeach()
+
+# --- Exit codes -----------------------------------------------------------------------------
+# bristle_cli_exit_test(NAME EXPECTED "ARG|ARG|..." [extra -D definitions...])
+function(bristle_cli_exit_test name expected arguments)
+  add_test(NAME cli_exit_${name}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> "-DARGS=${arguments}" -DEXPECTED=${expected}
+                   ${ARGN} -P ${_cli_dir}/expect_exit.cmake)
+  set_tests_properties(cli_exit_${name} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endfunction()
+
+bristle_cli_exit_test(no_command 2 "")
+bristle_cli_exit_test(unknown_command 2 "frobnicate")
+bristle_cli_exit_test(version 0 "--version" "-DSTDOUT_MATCHES=^bristle [0-9]+\\.[0-9]+\\.[0-9]+")
+bristle_cli_exit_test(help 0 "help" "-DSTDOUT_MATCHES=compare")
+bristle_cli_exit_test(help_run 0 "help|run" "-DSTDOUT_MATCHES=^usage: bristle run")
+bristle_cli_exit_test(help_unknown 2 "help|frobnicate")
+bristle_cli_exit_test(run_help 0 "run|--help" "-DSTDOUT_MATCHES=--force")
+bristle_cli_exit_test(run_missing_scene 2 "run")
+bristle_cli_exit_test(run_missing_output 2 "run|${_scenes}/rod_3d_straight.json")
+bristle_cli_exit_test(run_unknown_flag 2 "run|${_scenes}/rod_3d_straight.json|-o|${_cli_work}/exit/flag|--bogus"
+                      "-DABSENT=${_cli_work}/exit/flag" "-DSTDERR_MATCHES=unknown option '--bogus'")
+bristle_cli_exit_test(run_scene_missing 2 "run|${_cli_work}/no-such-scene.json|-o|${_cli_work}/exit/missing"
+                      "-DABSENT=${_cli_work}/exit/missing")
+bristle_cli_exit_test(run_nonempty_output 2 "run|${_scenes}/rod_3d_straight.json|-o|${_cli_work}/exit/busy"
+                      "-DSETUP_NONEMPTY=${_cli_work}/exit/busy" "-DSTDERR_MATCHES=--force")
+bristle_cli_exit_test(validate_ok 0 "validate|${_scenes}/demo.json" "-DSTDOUT_MATCHES=valid")
+bristle_cli_exit_test(validate_malformed 2 "validate|${_cli_dir}/malformed/10_density_negative.json"
+                      "-DSTDERR_MATCHES=/materials/nylon/density")
+bristle_cli_exit_test(validate_two_scenes 2 "validate|a.json|b.json")
+bristle_cli_exit_test(compare_missing_argument 2 "compare|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d")
+bristle_cli_exit_test(compare_bad_tolerance 2 "compare|a|b|--atol|abc" "-DSTDERR_MATCHES=--atol expects a number")
+bristle_cli_exit_test(compare_unreadable 2 "compare|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d|${_cli_work}/nothing"
+                      "-DSTDERR_MATCHES=no such output folder")
+bristle_cli_exit_test(compare_golden_differs 1
+                      "compare|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d|${CMAKE_CURRENT_SOURCE_DIR}/golden/l_shape_2d"
+                      "-DSTDOUT_MATCHES=^different")
+bristle_cli_exit_test(compare_golden_same 0
+                      "compare|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d"
+                      "-DSTDOUT_MATCHES=^same")

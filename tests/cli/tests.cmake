@@ -1,0 +1,4 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  cli/test_args.cpp
+  cli/test_commands.cpp
+  cli/test_interrupted_run.cpp)
