@@ -1,0 +1,144 @@
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "bristle/analysis/elastica.hpp"
+#include "bristle/analysis/static_solver.hpp"
+#include "support/elastica_builders.hpp"
+
+using namespace bristle;
+using bristle::test::Cantilever;
+using bristle::test::CantileverSpec;
+using bristle::test::make_cantilever;
+
+namespace {
+
+struct TipComparison {
+  StaticResult result;
+  Vec3 tip = Vec3::Zero();  ///< relative to the clamp point, in units of L
+  double error = 0.0;       ///< |tip - elastica| / L
+};
+
+TipComparison solve_and_compare(const CantileverSpec& spec, const StaticSettings& settings = {}) {
+  const Cantilever c = make_cantilever(spec);
+  State state = initial_state(c.model);
+  TipComparison out;
+  out.result = solve_static(c.model, state, settings);
+  out.tip = vertex_position(c.model, state.positions, 0, c.tip) / c.L;
+  const ElasticaSolution reference = solve_cantilever_elastica(spec.gamma, spec.alpha);
+  REQUIRE(reference.ok);
+  out.error = std::hypot(out.tip.x() - reference.tip_x, out.tip.y() - reference.tip_y);
+  out.error = std::hypot(out.error, out.tip.z());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("analysis static: cantilever under self-weight matches the elastica at 80 segments") {
+  for (int dimension : {2, 3}) {
+    for (double gamma : {0.1, 1.0, 10.0, 100.0}) {
+      CAPTURE(dimension);
+      CAPTURE(gamma);
+      CantileverSpec spec;
+      spec.dimension = dimension;
+      spec.gamma = gamma;
+      const TipComparison t = solve_and_compare(spec);
+      INFO(t.result.message);
+      REQUIRE(t.result.ok);
+      MESSAGE(dimension << "D Gamma = " << gamma << ": tip (" << t.tip.x() << ", " << t.tip.y()
+                        << ") L, error " << t.error << " L, " << t.result.iterations << " Newton iterations, residual "
+                        << t.result.residual << " N (tolerance " << t.result.tolerance << " N)");
+      CHECK(t.result.residual <= t.result.tolerance);
+      CHECK(t.result.stable);
+      CHECK(t.error < 0.005);
+    }
+  }
+}
+
+TEST_CASE("analysis static: cantilever under a tip load matches the elastica at 80 segments") {
+  for (double alpha : {0.1, 1.0, 10.0}) {
+    CAPTURE(alpha);
+    CantileverSpec spec;
+    spec.alpha = alpha;
+    const TipComparison t = solve_and_compare(spec);
+    INFO(t.result.message);
+    REQUIRE(t.result.ok);
+    MESSAGE("alpha = " << alpha << ": tip (" << t.tip.x() << ", " << t.tip.y() << ") L, error " << t.error
+                       << " L, " << t.result.iterations << " Newton iterations");
+    CHECK(t.result.residual <= t.result.tolerance);
+    CHECK(t.error < 0.005);
+  }
+}
+
+TEST_CASE("analysis static: tip error converges under refinement (Gamma = 10)") {
+  std::ostringstream table;
+  table << "\n  N   tip error / L   observed order\n";
+  double previous = 0.0, first = 0.0, last = 0.0;
+  for (int n : {10, 20, 40, 80}) {
+    CantileverSpec spec;
+    spec.segments = n;
+    spec.gamma = 10.0;
+    const TipComparison t = solve_and_compare(spec);
+    REQUIRE(t.result.ok);
+    table << std::setw(4) << n << "   " << std::scientific << std::setprecision(3) << t.error;
+    if (previous > 0.0) {
+      const double order = std::log2(previous / t.error);
+      table << "   " << std::fixed << std::setprecision(2) << order;
+      CHECK(order >= 1.0);
+    }
+    table << "\n";
+    if (n == 10) first = t.error;
+    previous = last = t.error;
+  }
+  MESSAGE(table.str());
+  CHECK(std::log2(first / last) / 3.0 >= 1.0);
+}
+
+TEST_CASE("analysis static: load stepping reaches the same equilibrium; ramped loads are fully applied") {
+  CantileverSpec spec;
+  spec.gamma = 100.0;
+  spec.segments = 40;
+  StaticSettings stepped;
+  stepped.load_steps = 8;
+  const TipComparison one = solve_and_compare(spec);
+  const TipComparison ramp = solve_and_compare(spec, stepped);
+  REQUIRE(one.result.ok);
+  REQUIRE(ramp.result.ok);
+  MESSAGE("Gamma = 100, 40 segments: " << one.result.iterations << " Newton iterations in one step, "
+                                       << ramp.result.iterations << " over 8 load steps");
+  CHECK(ramp.result.load_steps >= 8);
+  CHECK((one.tip - ramp.tip).norm() < 1e-8);
+
+  // A load with a ramp time is applied in full (load_time defaults to infinity).
+  CantileverSpec load_spec;
+  load_spec.alpha = 1.0;
+  load_spec.segments = 20;
+  Cantilever c = make_cantilever(load_spec);
+  c.model.loads[0].ramp = 0.5;
+  State state = initial_state(c.model);
+  const StaticResult r = solve_static(c.model, state, {});
+  REQUIRE(r.ok);
+  const double tip_y = vertex_position(c.model, state.positions, 0, c.tip).y() / c.L;
+  CHECK(std::abs(tip_y - solve_cantilever_elastica(0.0, 1.0).tip_y) < 0.01);
+}
+
+TEST_CASE("analysis static: failures are reported, not thrown") {
+  CantileverSpec spec;
+  spec.gamma = 10.0;
+  spec.segments = 20;
+  const Cantilever c = make_cantilever(spec);
+  State state = initial_state(c.model);
+  StaticSettings settings;
+  settings.max_iterations = 1;
+  settings.max_subdivisions = 0;
+  const StaticResult r = solve_static(c.model, state, settings);
+  CHECK_FALSE(r.ok);
+  CHECK(r.message.find("no convergence") != std::string::npos);
+  CHECK(state.positions.allFinite());
+
+  State bad = initial_state(c.model);
+  bad.positions[4] = std::nan("");
+  CHECK_FALSE(solve_static(c.model, bad, {}).ok);
+}

@@ -1,0 +1,6 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  analysis/test_elastica.cpp
+  analysis/test_static_solver.cpp
+  analysis/test_modes.cpp
+  analysis/test_stability.cpp
+  analysis/test_pose.cpp)
