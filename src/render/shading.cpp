@@ -1,0 +1,93 @@
+#include "bristle/render/shading.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bristle {
+
+namespace {
+
+double sine(double cosine) { return std::sqrt(std::max(0.0, 1.0 - cosine * cosine)); }
+
+// The unit part of a perpendicular to unit t, or zero when a is (nearly) parallel to t.
+Vec3 perpendicular_part(const Vec3& a, const Vec3& t) {
+  const Vec3 p = a - a.dot(t) * t;
+  const double n = p.norm();
+  return n > 1e-9 ? Vec3(p / n) : Vec3(Vec3::Zero());
+}
+
+Color combine(const Color& base, double light, double highlight) {
+  return clamp01(Color{base.r * light + highlight, base.g * light + highlight,
+                       base.b * light + highlight});
+}
+
+}  // namespace
+
+Color clamp01(const Color& c) {
+  return Color{std::clamp(c.r, 0.0, 1.0), std::clamp(c.g, 0.0, 1.0), std::clamp(c.b, 0.0, 1.0)};
+}
+
+HairTerms kajiya_kay(const Vec3& t, const Vec3& l, const Vec3& v, double shininess) {
+  const double tl = t.dot(l), tv = t.dot(v);
+  const double sin_tl = sine(tl), sin_tv = sine(tv);
+  HairTerms h;
+  h.diffuse = sin_tl;
+  const double cos_phi = sin_tl * sin_tv - tl * tv;
+  h.specular = cos_phi > 0.0 ? std::pow(cos_phi, shininess) : 0.0;
+  return h;
+}
+
+WorldLights world_lights(const Lighting& lighting, const Vec3& right, const Vec3& up,
+                         const Vec3& forward) {
+  auto to_world = [&](const Vec3& c) {
+    const Vec3 w = c.x() * right + c.y() * up - c.z() * forward;
+    return w.norm() > 0.0 ? Vec3(w.normalized()) : Vec3(-forward);
+  };
+  return WorldLights{to_world(lighting.key_direction), to_world(lighting.fill_direction)};
+}
+
+Color hair_color(const Color& base, const Vec3& t, const Vec3& v, const WorldLights& lights,
+                 const Lighting& lighting) {
+  const HairTerms key = kajiya_kay(t, lights.key, v, lighting.shininess);
+  const double fill = sine(t.dot(lights.fill));
+  const double light =
+      lighting.ambient + lighting.diffuse * key.diffuse + lighting.fill * fill;
+  return combine(base, light, lighting.specular * key.specular);
+}
+
+Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& side, double s,
+                 const WorldLights& lights, const Lighting& lighting) {
+  const Vec3 v_perp = perpendicular_part(v, t);
+  if (v_perp.isZero()) return hair_color(base, t, v, lights, lighting);
+  Vec3 side_perp = perpendicular_part(side - side.dot(v_perp) * v_perp, t);
+  if (side_perp.isZero()) side_perp = t.cross(v_perp);
+  s = std::clamp(s, -1.0, 1.0);
+  const double c = std::sqrt(1.0 - s * s);
+  // The surface normal of the tube at the screen offset s across its width.
+  const Vec3 normal = s * side_perp + c * v_perp;
+
+  const HairTerms key = kajiya_kay(t, lights.key, v, lighting.shininess);
+  const double fill_fibre = sine(t.dot(lights.fill));
+  // Across the width the fibre terms are redistributed by Lambert's law on the tube's normal,
+  // relative to its brightest line: the line facing the light keeps the fibre colour, the side
+  // turned away from it falls to half. So a tube and a thin fibre of the same rod agree.
+  auto profile = [&](const Vec3& l) {
+    const Vec3 l_perp = l - l.dot(t) * t;
+    const double reach = l_perp.norm();
+    if (reach < 1e-9) return 1.0;
+    return 0.5 + 0.5 * std::max(0.0, normal.dot(l)) / reach;
+  };
+  const double key_diffuse = key.diffuse * profile(lights.key);
+  const double fill_diffuse = fill_fibre * profile(lights.fill);
+  const double edge = 0.7 + 0.3 * c;  // ambient occlusion towards the silhouettes
+
+  // The highlight sits on the part of the tube facing the half vector.
+  const Vec3 h_perp = perpendicular_part((lights.key + v).normalized(), t);
+  const double band = h_perp.isZero() ? 1.0 : std::pow(std::max(0.0, normal.dot(h_perp)), 8.0);
+
+  const double light = lighting.ambient * edge + lighting.diffuse * key_diffuse +
+                       lighting.fill * fill_diffuse;
+  return combine(base, light, lighting.specular * key.specular * band);
+}
+
+}  // namespace bristle

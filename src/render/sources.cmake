@@ -1,0 +1,9 @@
+list(APPEND BRISTLE_SOURCES
+  src/render/color.cpp
+  src/render/camera.cpp
+  src/render/shading.cpp
+  src/render/image.cpp
+  src/render/render_frame.cpp
+  src/render/scene_render.cpp
+  src/render/render_sequence.cpp
+  src/render/video.cpp)

@@ -1,0 +1,273 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "bristle/render/camera.hpp"
+#include "bristle/render/image.hpp"
+#include "bristle/render/render_error.hpp"
+#include "bristle/render/render_frame.hpp"
+#include "render/render_test_support.hpp"
+
+using namespace bristle;
+using bristle::test::add_straight_rod;
+using bristle::test::empty_manifest;
+using bristle::test::render_scratch_dir;
+
+namespace {
+
+Rgb8 to_rgb8(const Color& c) {
+  return Rgb8{static_cast<std::uint8_t>(std::lround(c.r * 255)),
+              static_cast<std::uint8_t>(std::lround(c.g * 255)),
+              static_cast<std::uint8_t>(std::lround(c.b * 255))};
+}
+
+RenderOptions small_options() {
+  RenderOptions o;
+  o.width = 320;
+  o.height = 200;
+  o.background = color_from_rgb8(0x20, 0x40, 0x60);
+  return o;
+}
+
+// The pixel holding a world point.
+Rgb8 pixel_at(const Image& img, const Camera& cam, const Vec3& p) {
+  const Projector proj(cam, img.width, img.height);
+  const Vec2 px = proj.project(p).pixel;
+  return img.at(static_cast<int>(std::floor(px.x())), static_cast<int>(std::floor(px.y())));
+}
+
+bool all_background(const Image& img, const Rgb8& bg) {
+  for (const Rgb8& p : img.pixels) {
+    if (p != bg) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("render: a frame's PNG decodes at the requested size, rods drawn, corners background") {
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    Manifest m = empty_manifest(dim);
+    Frame f;
+    f.time = 0.12;
+    add_straight_rod(m, f, "a", Vec3(-0.01, 0.0, 0.0), Vec3(0.01, 0.004, 0.0), 9, 0.0004);
+    add_straight_rod(m, f, "b", Vec3(-0.01, -0.004, 0.0), Vec3(0.01, 0.0, 0.0), 9, 0.0002);
+    const RenderOptions opt = small_options();
+    const Camera cam = fit_camera(frame_bounds(m, f), dim, double(opt.width) / opt.height);
+    CHECK(cam.type == (dim == 2 ? ProjectionType::Orthographic : ProjectionType::Perspective));
+
+    const std::string png = render_scratch_dir("frame" + std::to_string(dim)) + "/frame.png";
+    render_frame(m, f, {}, cam, opt, png);
+    const Image img = read_png(png);
+    REQUIRE(img.width == 320);
+    REQUIRE(img.height == 200);
+    const Rgb8 bg = to_rgb8(opt.background);
+    for (const RodFrame& rod : f.rods) {
+      for (const Vec3& p : rod.positions) CHECK(pixel_at(img, cam, p) != bg);
+    }
+    // The time stamp is at the top left; the other corners are far from every rod.
+    CHECK(img.at(img.width - 1, img.height - 1) == bg);
+    CHECK(img.at(img.width - 1, 0) == bg);
+    CHECK(img.at(0, img.height - 1) == bg);
+    // The image written equals the one rendered in memory.
+    const Image mem = render_image(m, f, {}, cam, opt);
+    CHECK(mem.pixels == img.pixels);
+  }
+}
+
+TEST_CASE("render: an empty frame is only background") {
+  for (int dim : {2, 3}) {
+    const Manifest m = empty_manifest(dim);
+    const Frame f;
+    RenderOptions opt = small_options();
+    opt.time_stamp = false;
+    const Camera cam = fit_camera(Bounds(), dim);
+    const std::string png = render_scratch_dir("empty" + std::to_string(dim)) + "/empty.png";
+    render_frame(m, f, {}, cam, opt, png);
+    const Image img = read_png(png);
+    CHECK(img.width == opt.width);
+    CHECK(all_background(img, to_rgb8(opt.background)));
+  }
+}
+
+TEST_CASE("render: the time stamp is drawn when asked") {
+  Manifest m = empty_manifest(3);
+  Frame f;
+  f.time = 1.234;
+  RenderOptions opt = small_options();
+  const Camera cam = fit_camera(Bounds(), 3);
+  opt.time_stamp = false;
+  CHECK(all_background(render_image(m, f, {}, cam, opt), to_rgb8(opt.background)));
+  opt.time_stamp = true;
+  CHECK_FALSE(all_background(render_image(m, f, {}, cam, opt), to_rgb8(opt.background)));
+  CHECK(time_stamp_text(1.234, 0.01) == "t = 1.234 s");
+  CHECK(time_stamp_text(0.5, 0.0001) == "t = 0.5000 s");
+  CHECK(time_stamp_text(2.0, 0.0) == "t = 2.000 s");
+}
+
+TEST_CASE("render: colliders change the pixels where they project") {
+  const Manifest m = empty_manifest(3);
+  const Frame f;
+  RenderOptions opt = small_options();
+  opt.time_stamp = false;
+  const Rgb8 bg = to_rgb8(opt.background);
+  Bounds b;
+  b.extend(Vec3(-0.05, 0.0, -0.05));
+  b.extend(Vec3(0.05, 0.05, 0.05));
+  const Camera cam = fit_camera(b, 3, double(opt.width) / opt.height);
+
+  SUBCASE("sphere") {
+    Collider s;
+    s.type = ColliderType::Sphere;
+    s.center = Vec3(0.0, 0.02, 0.0);
+    s.radius = 0.01;
+    const Image img = render_image(m, f, {s}, cam, opt);
+    CHECK(pixel_at(img, cam, s.center) != bg);
+    CHECK(img.at(0, 0) == bg);
+    CHECK(img.at(img.width - 1, img.height - 1) == bg);
+  }
+  SUBCASE("plane") {
+    Collider p;
+    p.type = ColliderType::Plane;
+    p.point = Vec3(0.0, 0.0, 0.0);
+    p.normal = Vec3(0.0, 1.0, 0.0);
+    const Image img = render_image(m, f, {p}, cam, opt);
+    CHECK(pixel_at(img, cam, Vec3(0.0, 0.0, 0.0)) != bg);
+    CHECK(pixel_at(img, cam, Vec3(0.03, 0.0, 0.02)) != bg);
+    CHECK(img.at(img.width / 2, 0) == bg);  // the sky above the horizon
+  }
+  SUBCASE("capsule") {
+    Collider c;
+    c.type = ColliderType::Capsule;
+    c.a = Vec3(-0.02, 0.02, 0.0);
+    c.b = Vec3(0.02, 0.02, 0.0);
+    c.radius = 0.004;
+    const Image img = render_image(m, f, {c}, cam, opt);
+    CHECK(pixel_at(img, cam, Vec3(0.0, 0.02, 0.0)) != bg);
+    CHECK(img.at(0, 0) == bg);
+  }
+  SUBCASE("box") {
+    Collider c;
+    c.type = ColliderType::Box;
+    c.center = Vec3(0.0, 0.02, 0.0);
+    c.half_extents = Vec3(0.01, 0.005, 0.01);
+    c.rotation = Eigen::AngleAxisd(0.3, Vec3::UnitY()).toRotationMatrix();
+    const Image img = render_image(m, f, {c}, cam, opt);
+    CHECK(pixel_at(img, cam, c.center + Vec3(0.0, 0.005, 0.0)) != bg);
+    CHECK(img.at(0, 0) == bg);
+  }
+  SUBCASE("2D plane, sphere and box seen edge-on / face-on") {
+    const Manifest m2 = empty_manifest(2);
+    const Camera cam2 = fit_camera(b, 2, double(opt.width) / opt.height);
+    Collider ground;
+    ground.type = ColliderType::Plane;
+    ground.point = Vec3(0.0, 0.0, 0.0);
+    ground.normal = Vec3(0.0, 1.0, 0.0);
+    Collider s;
+    s.type = ColliderType::Sphere;
+    s.center = Vec3(0.02, 0.03, 0.0);
+    s.radius = 0.005;
+    Collider box;
+    box.type = ColliderType::Box;
+    box.center = Vec3(-0.02, 0.03, 0.0);
+    box.half_extents = Vec3(0.005, 0.005, 0.0);
+    const Image img = render_image(m2, f, {ground, s, box}, cam2, opt);
+    CHECK(pixel_at(img, cam2, Vec3(0.0, -0.002, 0.0)) != bg);  // inside the solid half plane
+    CHECK(pixel_at(img, cam2, s.center) != bg);
+    CHECK(pixel_at(img, cam2, box.center) != bg);
+    CHECK(pixel_at(img, cam2, Vec3(0.0, 0.045, 0.0)) == bg);  // open space above
+  }
+}
+
+TEST_CASE("render: thin rods are drawn at least min_line_width wide") {
+  Manifest m = empty_manifest(3);
+  Frame f;
+  add_straight_rod(m, f, "hair", Vec3(-0.01, 0.0, 0.0), Vec3(0.01, 0.0, 0.0), 5, 1e-9);
+  RenderOptions opt = small_options();
+  opt.time_stamp = false;
+  Bounds b;
+  b.extend(Vec3(-0.01, -0.01, -0.01));
+  b.extend(Vec3(0.01, 0.01, 0.01));
+  const Camera cam = fit_camera(b, 3);
+  const Image img = render_image(m, f, {}, cam, opt);
+  CHECK(pixel_at(img, cam, Vec3(0.0, 0.0, 0.0)) != to_rgb8(opt.background));
+}
+
+TEST_CASE("render: nearer rods are drawn over farther ones, whatever their order") {
+  // Looking down -z: a red rod along x at z = 0.002 crosses a blue rod along y at z = 0.
+  Camera cam;
+  cam.type = ProjectionType::Orthographic;
+  cam.position = Vec3(0.0, 0.0, 1.0);
+  cam.target = Vec3::Zero();
+  cam.ortho_height = 0.03;
+  RenderOptions opt = small_options();
+  opt.time_stamp = false;
+  opt.lighting.specular = 0.0;
+  for (bool red_first : {true, false}) {
+    CAPTURE(red_first);
+    Manifest m = empty_manifest(3);
+    Frame f;
+    const Color red{0.9, 0.05, 0.05}, blue{0.05, 0.05, 0.9};
+    if (red_first) {
+      add_straight_rod(m, f, "red", Vec3(-0.01, 0.0, 0.002), Vec3(0.01, 0.0, 0.002), 11, 0.001);
+      add_straight_rod(m, f, "blue", Vec3(0.0, -0.01, 0.0), Vec3(0.0, 0.01, 0.0), 11, 0.001);
+      opt.palette = {red, blue};
+    } else {
+      add_straight_rod(m, f, "blue", Vec3(0.0, -0.01, 0.0), Vec3(0.0, 0.01, 0.0), 11, 0.001);
+      add_straight_rod(m, f, "red", Vec3(-0.01, 0.0, 0.002), Vec3(0.01, 0.0, 0.002), 11, 0.001);
+      opt.palette = {blue, red};
+    }
+    const Image img = render_image(m, f, {}, cam, opt);
+    const Rgb8 c = pixel_at(img, cam, Vec3(0.0, 0.0, 0.0));
+    CHECK(c.r > c.b);
+    const Rgb8 blue_only = pixel_at(img, cam, Vec3(0.0, 0.006, 0.0));
+    CHECK(blue_only.b > blue_only.r);
+  }
+}
+
+TEST_CASE("render: output is deterministic") {
+  Manifest m = empty_manifest(3);
+  Frame f;
+  for (int i = 0; i < 12; ++i) {
+    add_straight_rod(m, f, "r" + std::to_string(i), Vec3(0.001 * i, 0.0, 0.0005 * i),
+                     Vec3(0.001 * i + 0.003, 0.02, -0.001 * i), 15, 0.0002);
+  }
+  Collider s;
+  s.type = ColliderType::Sphere;
+  s.center = Vec3(0.01, 0.01, 0.01);
+  s.radius = 0.004;
+  const RenderOptions opt = small_options();
+  const Camera cam = fit_camera(frame_bounds(m, f), 3);
+  CHECK(render_image(m, f, {s}, cam, opt).pixels == render_image(m, f, {s}, cam, opt).pixels);
+}
+
+TEST_CASE("render: mismatched frames and bad sizes are errors") {
+  Manifest m = empty_manifest(3);
+  Frame f;
+  add_straight_rod(m, f, "a", Vec3::Zero(), Vec3::UnitX(), 3, 0.01);
+  m.rods.clear();
+  const Camera cam = fit_camera(frame_bounds(m, f), 3);
+  CHECK_THROWS_AS(render_image(m, f, {}, cam, RenderOptions()), RenderError);
+  RenderOptions bad;
+  bad.width = 0;
+  CHECK_THROWS_AS(render_image(empty_manifest(3), Frame(), {}, cam, bad), RenderError);
+  CHECK_THROWS_AS(render_frame(empty_manifest(3), Frame(), {}, cam, RenderOptions(),
+                               "/nonexistent-dir/x.png"),
+                  RenderError);
+  CHECK_THROWS_AS(read_png("/nonexistent-dir/x.png"), RenderError);
+}
+
+TEST_CASE("render: PNG round trip through write_png and read_png") {
+  Image img;
+  img.width = 3;
+  img.height = 2;
+  img.pixels = {{1, 2, 3}, {250, 128, 0}, {0, 0, 0}, {255, 255, 255}, {7, 8, 9}, {10, 200, 30}};
+  const std::string png = render_scratch_dir("png") + "/tiny.png";
+  write_png(img, png);
+  const Image back = read_png(png);
+  CHECK(back.width == 3);
+  CHECK(back.height == 2);
+  CHECK(back.pixels == img.pixels);
+}

@@ -1,0 +1,6 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  render/test_camera.cpp
+  render/test_shading.cpp
+  render/test_render_frame.cpp
+  render/test_scene_render.cpp
+  render/test_video.cpp)
