@@ -1,0 +1,34 @@
+#pragma once
+/// Export every frame of an output folder in one format, for `bristle export`. Frames come
+/// from a loader, one at a time.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bristle/io/frame.hpp"
+
+namespace bristle {
+
+enum class ExportFormat { Obj, Vtk, Usd };
+
+/// "obj", "vtk" or "usd" (also "usda"); throws ExportError otherwise.
+ExportFormat parse_export_format(const std::string& name);
+
+/// Writes into `out_dir` (which must exist), with stem = the manifest's name made safe for
+/// file names ("bristle" when empty):
+///   obj: <stem>_NNNNNN.obj per frame
+///   vtk: <stem>_NNNNNN.vtk (legacy) and <stem>_NNNNNN.vtp (XML) per frame, and <stem>.pvd
+///        listing the .vtp files with their times
+///   usd: <stem>.usda
+/// Returns the paths written (the .pvd / .usda last). `progress(k)` is called after frame k.
+std::vector<std::string> export_frames(const Manifest& manifest, int frame_count,
+                                       const std::function<Frame(int)>& load, ExportFormat format,
+                                       const std::string& out_dir,
+                                       const std::function<void(int)>& progress = {});
+
+/// The file-name stem for a manifest: its name with anything but [A-Za-z0-9._-] replaced by
+/// '_'.
+std::string export_stem(const Manifest& manifest);
+
+}  // namespace bristle

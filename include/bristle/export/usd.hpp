@@ -1,0 +1,65 @@
+#pragma once
+/// One USD ASCII layer (.usda) holding the whole animation as a BasisCurves prim.
+///
+///     #usda 1.0
+///     ( defaultPrim = "Bristle", startTimeCode = 0, endTimeCode = N - 1,
+///       timeCodesPerSecond = 1 / frame_dt, framesPerSecond = 1 / frame_dt,
+///       upAxis = "Y", metersPerUnit = 1 )
+///     def Xform "Bristle" (kind = "component") {
+///         def BasisCurves "Rods" {
+///             uniform token type = "linear"
+///             uniform token wrap = "nonperiodic"
+///             int[] curveVertexCounts = [n0, n1, ...]           (one curve per rod)
+///             point3f[] points.timeSamples = { k: [(x, y, z), ...], ... }
+///             float[] widths (interpolation = "vertex")
+///             float[] widths.timeSamples = { k: [2 r, ...], ... }   (diameters [m])
+///             float3[] extent.timeSamples = { k: [(min), (max)], ... }
+///             color3f[] primvars:displayColor (interpolation = "uniform") = [...]
+///             uniform string[] bristle:rodNames = [...]
+///         }
+///     }
+/// Time code k is frame k, so frame k is shown at k * frame_dt seconds. Points and widths are
+/// single precision (the schema's point3f and float), written with 9 significant digits so
+/// each float reads back exactly.
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bristle/io/frame.hpp"
+
+namespace bristle {
+
+/// Writes a .usda file frame by frame: the points of each frame are written as they come;
+/// the small per-frame extents are kept and written at the end.
+class UsdaWriter {
+ public:
+  /// Opens `path` and writes the layer header for frames 0 .. frame_count - 1.
+  /// Throws ExportError when the file cannot be opened.
+  UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count);
+  ~UsdaWriter();
+  UsdaWriter(const UsdaWriter&) = delete;
+  UsdaWriter& operator=(const UsdaWriter&) = delete;
+
+  /// Append the next frame (its index is its time code).
+  void add_frame(const Frame& frame);
+  /// Write the remaining attributes and close the file. Throws ExportError on write errors.
+  void finish();
+
+ private:
+  std::string path_;
+  Manifest manifest_;
+  std::ofstream out_;
+  std::vector<int> codes_;
+  std::vector<std::pair<Vec3, Vec3>> extents_;
+  bool finished_ = false;
+};
+
+/// Write every frame of `frames` as one .usda file.
+void write_usda(const Manifest& manifest, const std::vector<Frame>& frames,
+                const std::string& path);
+
+/// A valid USD identifier from any text (letters, digits, '_'; not starting with a digit).
+std::string usd_identifier(const std::string& text);
+
+}  // namespace bristle

@@ -1,0 +1,5 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  export/test_obj.cpp
+  export/test_vtk.cpp
+  export/test_usd.cpp
+  export/test_export_sequence.cpp)
