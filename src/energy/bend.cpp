@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace bristle {
 namespace {
@@ -72,6 +73,17 @@ Vec3 any_perpendicular(const Vec3& v) {
   return v.cross(axis).normalized();
 }
 
+/// b = c / |c|, c = v1 x v2, made exactly perpendicular to v1 first. When the edges are
+/// straight up to rounding, c is rounding noise and may point partly along the rod; a
+/// binormal with a tangential part would mix stretching into the bending Hessian (up to 80%
+/// off the straight limit). In exact arithmetic c . v1 = 0 and this changes nothing.
+Vec3 binormal_from_cross(const Vec3& c, const Vec3& v1) {
+  const Vec3 t = v1.normalized();
+  const Vec3 perpendicular = c - c.dot(t) * t;
+  const double n = perpendicular.norm();
+  return n > 0.0 ? Vec3(perpendicular / n) : any_perpendicular(v1);
+}
+
 EdgeDerivatives<3> edge_derivatives(const Vec3& v1, const Vec3& v2, bool with_hessian) {
   EdgeDerivatives<3> d;
   const Vec3 c = v1.cross(v2);
@@ -80,7 +92,7 @@ EdgeDerivatives<3> edge_derivatives(const Vec3& v1, const Vec3& v2, bool with_he
   d.theta = std::atan2(c_norm, dot);
   Vec3 b;
   if (c_norm > 0.0) {
-    b = c / c_norm;
+    b = binormal_from_cross(c, v1);
   } else {
     d.degenerate = true;
     b = any_perpendicular(v1);
@@ -121,7 +133,7 @@ double deviation(double theta, double rest_angle) {
 /// 3D, v1 parallel to v2 and pointing the same way: the limit of K (g g^T + d H) as theta
 /// -> 0 with d -> 0 is K (w w^T) (x) (I - t t^T) (physics-notes.md). With a nonzero rest
 /// angle the unsigned angle has a cone here and no Hessian exists; the same matrix is then
-/// the Gauss-Newton part averaged over all bending directions, a PSD stand-in.
+/// the sum of the Gauss-Newton parts of two perpendicular bending directions, a PSD stand-in.
 Mat9 straight_limit_hessian(const BendStencil<3>& s, double stiffness) {
   const Vec3 v1 = s.x1 - s.x0, v2 = s.x2 - s.x1;
   const double l1 = v1.norm(), l2 = v2.norm();
@@ -134,11 +146,134 @@ Mat9 straight_limit_hessian(const BendStencil<3>& s, double stiffness) {
   return h;
 }
 
+/// The turning angle with each edge's orthonormal frame (t_a, m_a = t_a x b, b) and length:
+/// what the closed-form spectrum needs. b = z in 2D.
+template <int D>
+struct EdgeFrames {
+  double theta = 0.0;
+  double l1 = 0.0, l2 = 0.0;
+  Vec<D> t1, m1, t2, m2;
+  Vec3 b = Vec3::UnitZ();
+  bool degenerate = false;  // 3D, v1 parallel to v2: b is any perpendicular
+};
+
+EdgeFrames<2> edge_frames(const Vec2& v1, const Vec2& v2) {
+  EdgeFrames<2> f;
+  f.theta = std::atan2(cross_z(v1, v2), v1.dot(v2));
+  f.l1 = v1.norm();
+  f.l2 = v2.norm();
+  f.t1 = v1 / f.l1;
+  f.t2 = v2 / f.l2;
+  f.m1 = cross_with_z(f.t1);
+  f.m2 = cross_with_z(f.t2);
+  return f;
+}
+
+EdgeFrames<3> edge_frames(const Vec3& v1, const Vec3& v2) {
+  EdgeFrames<3> f;
+  const Vec3 c = v1.cross(v2);
+  const double c_norm = c.norm();
+  f.theta = std::atan2(c_norm, v1.dot(v2));
+  f.l1 = v1.norm();
+  f.l2 = v2.norm();
+  f.t1 = v1 / f.l1;
+  f.t2 = v2 / f.l2;
+  if (c_norm > 0.0) {
+    f.b = binormal_from_cross(c, v1);
+  } else {
+    f.degenerate = true;
+    f.b = any_perpendicular(v1);
+  }
+  f.m1 = f.t1.cross(f.b);
+  f.m2 = f.t2.cross(f.b);
+  return f;
+}
+
+/// Node-space image J^T S^-1 R u of an eigenvector u given by its in-plane components
+/// (alpha1, beta1, alpha2, beta2) and out-of-plane ones (gamma1, gamma2).
+template <int D>
+Vec<3 * D> node_vector(const EdgeFrames<D>& f, double alpha1, double beta1, double alpha2, double beta2,
+                       double gamma1, double gamma2) {
+  Vec<D> w1 = (alpha1 * f.t1 + beta1 * f.m1) / f.l1;
+  Vec<D> w2 = (alpha2 * f.t2 + beta2 * f.m2) / f.l2;
+  if constexpr (D == 3) {
+    w1 += (gamma1 / f.l1) * f.b;
+    w2 += (gamma2 / f.l2) * f.b;
+  }
+  Vec<3 * D> g;
+  g << -w1, w1 - w2, w2;
+  return g;
+}
+
+/// The eigenvalues of O (3D, out of plane): -d tan(theta/2) and d cot(theta/2). With a zero
+/// rest angle d = theta and the second tends to 2 at straight; otherwise it has no limit
+/// there (the cone of the unsigned angle) and is -infinity. 0 * infinity is taken as 0 (a
+/// rest shape folded exactly onto itself).
+void out_of_plane_eigenvalues(double theta, double rest_angle, double d, double& symmetric, double& antisymmetric) {
+  const double tan_half = std::tan(0.5 * theta);
+  symmetric = d == 0.0 ? 0.0 : -d * tan_half;
+  if (rest_angle == 0.0) {
+    antisymmetric = theta > 0.0 ? theta / tan_half : 2.0;  // theta cot(theta/2) -> 2
+  } else {
+    antisymmetric = d == 0.0 ? 0.0 : (tan_half > 0.0 ? d / tan_half : -std::numeric_limits<double>::infinity());
+  }
+}
+
+/// With `positive_only`, eigenvectors are formed only for positive eigenvalues (all the
+/// projection needs); the others are left zero.
+template <int D>
+BendHessianSpectrum<D> spectrum_from_frames(const EdgeFrames<D>& f, double rest_angle, double stiffness,
+                                            bool positive_only = false) {
+  BendHessianSpectrum<D> out;
+  const double d = deviation<D>(f.theta, rest_angle);
+  const double r = std::sqrt(1.0 + d * d);
+  const double k = d / (1.0 + r);
+  const double norm = 1.0 / std::sqrt(2.0 + 2.0 * k * k);
+  out.value[0] = -stiffness * d;
+  out.value[1] = stiffness * d;
+  out.value[2] = stiffness * (1.0 + r);
+  out.value[3] = -stiffness * d * d / (1.0 + r);  // 1 - r without cancellation
+  if constexpr (D == 3) {
+    double symmetric = 0.0, antisymmetric = 0.0;
+    out_of_plane_eigenvalues(f.theta, rest_angle, d, symmetric, antisymmetric);
+    out.value[4] = stiffness * symmetric;
+    out.value[5] = stiffness * antisymmetric;
+  }
+  auto wanted = [&](int i) {
+    if (!positive_only || out.value[i] > 0.0) return true;
+    out.vector[i].setZero();
+    return false;
+  };
+  if (wanted(0)) out.vector[0] = node_vector<D>(f, 0.5, 0.5, -0.5, 0.5, 0.0, 0.0);
+  if (wanted(1)) out.vector[1] = node_vector<D>(f, -0.5, 0.5, 0.5, 0.5, 0.0, 0.0);
+  if (wanted(2)) out.vector[2] = node_vector<D>(f, k * norm, -norm, k * norm, norm, 0.0, 0.0);
+  if (wanted(3)) out.vector[3] = node_vector<D>(f, norm, k * norm, norm, -k * norm, 0.0, 0.0);
+  if constexpr (D == 3) {
+    const double h = 1.0 / std::sqrt(2.0);
+    if (wanted(4)) out.vector[4] = node_vector<D>(f, 0.0, 0.0, 0.0, 0.0, h, h);
+    if (wanted(5)) out.vector[5] = node_vector<D>(f, 0.0, 0.0, 0.0, 0.0, h, -h);
+  }
+  return out;
+}
+
+template <int D>
+EdgeFrames<D> stencil_frames(const BendStencil<D>& s) {
+  const Vec<D> v1 = s.x1 - s.x0, v2 = s.x2 - s.x1;
+  assert(v1.squaredNorm() > 0.0 && v2.squaredNorm() > 0.0 && "bend stencil with a zero-length edge");
+  return edge_frames(v1, v2);
+}
+
 }  // namespace
 
 template <int D>
 double turning_angle(const BendStencil<D>& s) {
-  return stencil_derivatives<D>(s, false).theta;
+  // The angle alone (energies are evaluated in every line-search trial): no frames.
+  const Vec<D> v1 = s.x1 - s.x0, v2 = s.x2 - s.x1;
+  if constexpr (D == 2) {
+    return std::atan2(cross_z(v1, v2), v1.dot(v2));
+  } else {
+    return std::atan2(v1.cross(v2).norm(), v1.dot(v2));
+  }
 }
 
 template <int D>
@@ -196,6 +331,38 @@ Mat<3 * D, 3 * D> bend_hessian(const BendStencil<D>& s, double rest_angle, doubl
   return stiffness * (g * g.transpose() + dev * to_nodes<D>(d.h11, d.h12, d.h22));
 }
 
+template <int D>
+BendHessianSpectrum<D> bend_hessian_spectrum(const BendStencil<D>& s, double rest_angle, double stiffness) {
+  return spectrum_from_frames<D>(stencil_frames<D>(s), rest_angle, stiffness);
+}
+
+template <int D>
+BendLocal<D> bend_local(const BendStencil<D>& s, double rest_angle, double stiffness, bool positive_only) {
+  const EdgeFrames<D> f = stencil_frames<D>(s);
+  const double d = deviation<D>(f.theta, rest_angle);
+  BendLocal<D> out;
+  out.energy = 0.5 * stiffness * d * d;
+  // dtheta/dx: the in-plane direction (beta1, beta2) = (1, -1) of the frames. At exactly
+  // straight in 3D it has no direction; 0 is the limit (zero rest angle) or the symmetric
+  // subgradient at the cone's tip (see bend_gradient).
+  if (f.degenerate && f.theta < 1.0) {
+    out.gradient.setZero();
+  } else {
+    out.gradient = (stiffness * d) * node_vector<D>(f, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0);
+  }
+  out.spectrum = spectrum_from_frames<D>(f, rest_angle, stiffness, positive_only);
+  return out;
+}
+
+template <int D>
+Mat<3 * D, 3 * D> bend_hessian_projected(const BendStencil<D>& s, double rest_angle, double stiffness) {
+  const BendHessianSpectrum<D> spectrum = bend_hessian_spectrum<D>(s, rest_angle, stiffness);
+  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
+    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
+  return h;
+}
+
 #define BRISTLE_INSTANTIATE_BEND(D)                                                           \
   template double turning_angle<D>(const BendStencil<D>&);                                   \
   template double angle_deviation<D>(const BendStencil<D>&, double);                         \
@@ -203,7 +370,10 @@ Mat<3 * D, 3 * D> bend_hessian(const BendStencil<D>& s, double rest_angle, doubl
   template double bend_energy<D>(const BendStencil<D>&, double, double);                     \
   template Vec<3 * D> bend_gradient<D>(const BendStencil<D>&, double, double);               \
   template Mat<3 * D, 3 * D> bend_hessian<D>(const BendStencil<D>&, double, double);         \
-  template Mat<3 * D, 3 * D> bend_hessian_gauss_newton<D>(const BendStencil<D>&, double, double);
+  template Mat<3 * D, 3 * D> bend_hessian_gauss_newton<D>(const BendStencil<D>&, double, double); \
+  template BendHessianSpectrum<D> bend_hessian_spectrum<D>(const BendStencil<D>&, double, double); \
+  template Mat<3 * D, 3 * D> bend_hessian_projected<D>(const BendStencil<D>&, double, double); \
+  template BendLocal<D> bend_local<D>(const BendStencil<D>&, double, double, bool);
 
 BRISTLE_INSTANTIATE_BEND(2)
 BRISTLE_INSTANTIATE_BEND(3)

@@ -53,13 +53,31 @@ Mat<2 * D, 2 * D> stretch_hessian_projected(const StretchStencil<D>& s, double r
   return expand_block<D>(stretch_hessian_block<D>(s, rest_length, stiffness, true));
 }
 
+template <int D>
+StretchLocal<D> stretch_local(const StretchStencil<D>& s, double rest_length, double stiffness, bool project) {
+  const Vec<D> d = s.x1 - s.x0;
+  const double length = d.norm();
+  assert(length > 0.0 && "stretch kernel on a zero-length edge");
+  const double strain = length - rest_length;
+  const Vec<D> t = d / length;
+  StretchLocal<D> out;
+  out.energy = 0.5 * stiffness * strain * strain;
+  out.gradient1 = (stiffness * strain) * t;
+  double transverse = 1.0 - rest_length / length;
+  if (project) transverse = std::max(0.0, transverse);
+  const Mat<D, D> tt = t * t.transpose();
+  out.block = stiffness * (tt + transverse * (Mat<D, D>::Identity() - tt));
+  return out;
+}
+
 #define BRISTLE_INSTANTIATE_STRETCH(D)                                                          \
   template double stretch_energy<D>(const StretchStencil<D>&, double, double);                 \
   template Vec<2 * D> stretch_gradient<D>(const StretchStencil<D>&, double, double);           \
   template Mat<2 * D, 2 * D> stretch_hessian<D>(const StretchStencil<D>&, double, double);     \
   template Mat<2 * D, 2 * D> stretch_hessian_projected<D>(const StretchStencil<D>&, double,    \
                                                           double);                             \
-  template Mat<D, D> stretch_hessian_block<D>(const StretchStencil<D>&, double, double, bool);
+  template Mat<D, D> stretch_hessian_block<D>(const StretchStencil<D>&, double, double, bool); \
+  template StretchLocal<D> stretch_local<D>(const StretchStencil<D>&, double, double, bool);
 
 BRISTLE_INSTANTIATE_STRETCH(2)
 BRISTLE_INSTANTIATE_STRETCH(3)

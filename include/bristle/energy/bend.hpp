@@ -59,6 +59,67 @@ template <int D>
 Mat<3 * D, 3 * D> bend_hessian_gauss_newton(const BendStencil<D>& s, double rest_angle,
                                             double stiffness);
 
+/// The exact Hessian as a sum of rank-one terms, H = sum_k value[k] vector[k] vector[k]^T,
+/// from its closed-form spectral decomposition in scaled edge coordinates.
+///
+/// Write each edge in its own orthonormal frame, v_a -> |v_a| (alpha_a t_a + beta_a m_a +
+/// gamma_a b), with t_a = v_a/|v_a|, m_a = t_a x b and b the binormal (z in 2D): alpha, beta,
+/// gamma are dimensionless rotations of the edges. In these coordinates the Hessian of
+/// E = K/2 (theta - theta_rest)^2, with d = theta - theta_rest, is K times
+///
+///   in plane, (alpha1, beta1, alpha2, beta2):   N(d) = [ 0  -d   0   0 ]
+///                                                      [-d   1   0  -1 ]
+///                                                      [ 0   0   0   d ]
+///                                                      [ 0  -1   d   1 ]
+///   out of plane (3D only), (gamma1, gamma2):   O = d [ cot(theta)      -1/sin(theta) ]
+///                                                     [ -1/sin(theta)   cot(theta)    ]
+///
+/// (the corrected blocks of physics-notes.md rewritten in this frame; the gradient g g^T
+/// gives the 1, -1 entries). Their eigenpairs are exact:
+///   N: -d on (1, 1, -1, 1)/2;  d on (-1, 1, 1, 1)/2;
+///      1 + r on (k, -1, k, 1)/sqrt(2 + 2k^2);  1 - r on (1, k, 1, -k)/sqrt(2 + 2k^2),
+///      with r = sqrt(1 + d^2) and k = d/(1 + r);
+///   O: -d tan(theta/2) on (1, 1)/sqrt2;  d cot(theta/2) on (1, -1)/sqrt2.
+/// So whenever d != 0 the element has exactly two negative eigenvalues in 2D and three in 3D
+/// (physics-notes.md, "Definiteness"). `vector[k]` is the node-space image J^T S^-1 R u_k of
+/// the eigenvector u_k; `value[k]` = K lambda_k. The three translations are the null space.
+///
+/// At exactly straight in 3D (no binormal) any perpendicular serves: the terms that survive
+/// are symmetric about the tangent. There, and at an exact fold, eigenvalues that have no
+/// limit are returned as -infinity (they are dropped by the projection; the exact Hessian
+/// does not exist there).
+template <int D>
+struct BendHessianSpectrum {
+  static constexpr int kCount = D == 2 ? 4 : 6;
+  double value[kCount];
+  Vec<3 * D> vector[kCount];
+};
+
+template <int D>
+BendHessianSpectrum<D> bend_hessian_spectrum(const BendStencil<D>& s, double rest_angle, double stiffness);
+
+/// The Hessian projected onto the PSD cone in closed form: the negative eigenvalues of the
+/// decomposition above set to zero. This is the nearest PSD matrix (Higham 1988) in the scaled
+/// edge coordinates (alpha, beta, gamma), which measure every edge's motion as a rotation;
+/// it is PSD in node space too (a congruence keeps definiteness) and keeps the translations
+/// as its null space. Costs three rank-one updates instead of a 9 x 9 eigen-decomposition.
+template <int D>
+Mat<3 * D, 3 * D> bend_hessian_projected(const BendStencil<D>& s, double rest_angle, double stiffness);
+
+/// Energy, gradient and the Hessian's spectrum in one pass: the assembler's kernel, the same
+/// values as bend_energy, bend_gradient and bend_hessian_spectrum. With `positive_only` the
+/// eigenvectors of non-positive eigenvalues are not formed (left zero): what the projection
+/// needs.
+template <int D>
+struct BendLocal {
+  double energy = 0.0;
+  Vec<3 * D> gradient;
+  BendHessianSpectrum<D> spectrum;
+};
+
+template <int D>
+BendLocal<D> bend_local(const BendStencil<D>& s, double rest_angle, double stiffness, bool positive_only = false);
+
 /// Gradient of theta with respect to the stencil (exposed for tests and constraints).
 template <int D>
 Vec<3 * D> turning_angle_gradient(const BendStencil<D>& s);

@@ -40,4 +40,16 @@ template <int D>
 Mat<D, D> stretch_hessian_block(const StretchStencil<D>& s, double rest_length, double stiffness,
                                 bool project);
 
+/// Energy, gradient and Hessian block of one edge in one pass: the assembler's kernel, the
+/// same values as the functions above. The Hessian is [[B, -B], [-B, B]].
+template <int D>
+struct StretchLocal {
+  double energy = 0.0;
+  Vec<D> gradient1;  ///< dE/dx1 = -dE/dx0
+  Mat<D, D> block;   ///< B, projected or exact
+};
+
+template <int D>
+StretchLocal<D> stretch_local(const StretchStencil<D>& s, double rest_length, double stiffness, bool project);
+
 }  // namespace bristle

@@ -1,0 +1,183 @@
+// The closed-form spectrum of the bending Hessian and the projection built on it
+// (bend_hessian_spectrum, bend_hessian_projected in include/bristle/energy/bend.hpp).
+
+#include <cmath>
+#include <random>
+
+#include <doctest/doctest.h>
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+
+#include "bristle/energy/bend.hpp"
+#include "support/finite_difference.hpp"
+
+using namespace bristle;
+using bristle::test::compare_matrices;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// Edge lengths l1, l2 turning by theta, rotated and translated at random.
+template <int D>
+BendStencil<D> random_stencil(double l1, double l2, double theta, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  BendStencil<D> s;
+  if constexpr (D == 2) {
+    const double phi = kPi * u(rng);
+    const Vec2 origin(u(rng), u(rng));
+    s.x0 = origin;
+    s.x1 = origin + l1 * Vec2(std::cos(phi), std::sin(phi));
+    s.x2 = s.x1 + l2 * Vec2(std::cos(phi + theta), std::sin(phi + theta));
+  } else {
+    const Eigen::Quaterniond rot = Eigen::Quaterniond(u(rng), u(rng), u(rng), u(rng)).normalized();
+    s.x0 = Vec3(u(rng), u(rng), u(rng));
+    s.x1 = s.x0 + l1 * (rot * Vec3::UnitX());
+    s.x2 = s.x1 + l2 * (rot * Vec3(std::cos(theta), std::sin(theta), 0.0));
+  }
+  return s;
+}
+
+template <int D>
+Mat<3 * D, 3 * D> reconstruct(const BendHessianSpectrum<D>& spectrum) {
+  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
+    h += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
+  return h;
+}
+
+template <int D>
+double min_eigenvalue(const Mat<3 * D, 3 * D>& m) {
+  return Eigen::SelfAdjointEigenSolver<Mat<3 * D, 3 * D>>(m).eigenvalues().minCoeff();
+}
+
+// Turning angles from nearly straight to nearly folded, and rest angles of both signs.
+const double kAngles[] = {1e-7, 1e-3, 0.3, 1.0, 2.0, 3.0, kPi - 1e-4};
+const double kRestAngles[] = {0.0, 0.4, -1.1, 2.5};
+
+template <int D>
+void check_spectrum_reproduces_exact_hessian() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> length(0.2, 2.0);
+  for (double theta : kAngles)
+    for (double rest : kRestAngles) {
+      if (D == 3 && rest < 0.0) continue;  // 3D rest angles are unsigned
+      const double signed_theta = D == 2 && rest < 0.0 ? -theta : theta;
+      CAPTURE(theta);
+      CAPTURE(rest);
+      const BendStencil<D> s = random_stencil<D>(length(rng), length(rng), signed_theta, rng);
+      const double k = 3.7;
+      const Mat<3 * D, 3 * D> exact = bend_hessian<D>(s, rest, k);
+      const auto c = compare_matrices(reconstruct<D>(bend_hessian_spectrum<D>(s, rest, k)), exact, 1e-9, 1e-9 * k);
+      INFO(c.message);
+      CHECK(c.ok);
+    }
+}
+
+template <int D>
+void check_projection() {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> length(0.2, 2.0);
+  for (double theta : kAngles)
+    for (double rest : kRestAngles) {
+      if (D == 3 && rest < 0.0) continue;
+      CAPTURE(theta);
+      CAPTURE(rest);
+      const BendStencil<D> s = random_stencil<D>(length(rng), length(rng), theta, rng);
+      const double k = 2.0;
+      const BendHessianSpectrum<D> spectrum = bend_hessian_spectrum<D>(s, rest, k);
+      const Mat<3 * D, 3 * D> projected = bend_hessian_projected<D>(s, rest, k);
+      const double scale = std::max(1.0, projected.cwiseAbs().maxCoeff());
+      // PSD, symmetric, and translations stay in its null space.
+      CHECK(min_eigenvalue<D>(projected) >= -1e-10 * scale);
+      CHECK((projected - projected.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      for (int axis = 0; axis < D; ++axis) {
+        Vec<3 * D> translation = Vec<3 * D>::Zero();
+        for (int node = 0; node < 3; ++node) translation[node * D + axis] = 1.0;
+        CHECK((projected * translation).norm() <= 1e-10 * scale);
+      }
+      // Exactly the exact Hessian with its negative eigenvalues removed: the difference is
+      // the negative part, negative semi-definite.
+      const Mat<3 * D, 3 * D> exact = bend_hessian<D>(s, rest, k);
+      const Mat<3 * D, 3 * D> removed = exact - projected;
+      Mat<3 * D, 3 * D> negative_part = Mat<3 * D, 3 * D>::Zero();
+      int negatives = 0;
+      for (int i = 0; i < BendHessianSpectrum<D>::kCount; ++i)
+        if (spectrum.value[i] < 0.0) {
+          negative_part += spectrum.value[i] * spectrum.vector[i] * spectrum.vector[i].transpose();
+          ++negatives;
+        }
+      // Relative to the Hessian's own size: the negative part can be far smaller.
+      const auto c = compare_matrices(removed, negative_part, 1e-9, exact.cwiseAbs().maxCoeff());
+      INFO(c.message);
+      CHECK(c.ok);
+      CHECK(-min_eigenvalue<D>(-removed) <= 1e-9 * scale);  // removed is NSD
+      // physics-notes.md: away from rest, two negative eigenvalues in 2D, three in 3D.
+      if (std::abs(theta - rest) > 1e-3) CHECK(negatives == (D == 2 ? 2 : 3));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bend spectrum: the rank-one terms add up to the exact Hessian, 2D and 3D") {
+  check_spectrum_reproduces_exact_hessian<2>();
+  check_spectrum_reproduces_exact_hessian<3>();
+}
+
+TEST_CASE("bend spectrum: eigenvalues in scaled edge coordinates are the closed forms") {
+  // A stencil with unit edges along the axes: the frames are the coordinate axes and the
+  // scaled coordinates are plain coordinates, so the 6 x 6 edge Hessian's eigenvalues are
+  // K times {-d, d, 1 +- sqrt(1 + d^2), -d tan(theta/2), d cot(theta/2)}.
+  const double theta = 0.9, rest = 0.25, k = 1.5, d = theta - rest;
+  BendStencil<3> s{Vec3::Zero(), Vec3::UnitX(), Vec3::UnitX() + Vec3(std::cos(theta), std::sin(theta), 0.0)};
+  const BendHessianSpectrum<3> spectrum = bend_hessian_spectrum<3>(s, rest, k);
+  const double expected[] = {-d, d, 1.0 + std::sqrt(1.0 + d * d), 1.0 - std::sqrt(1.0 + d * d),
+                             -d * std::tan(theta / 2), d / std::tan(theta / 2)};
+  for (int i = 0; i < 6; ++i) CHECK(spectrum.value[i] == doctest::Approx(k * expected[i]).epsilon(1e-12));
+}
+
+TEST_CASE("bend projection: PSD, the exact Hessian minus exactly its negative part, 2D and 3D") {
+  check_projection<2>();
+  check_projection<3>();
+}
+
+TEST_CASE("bend projection: at rest it is the exact Hessian; exactly straight in 3D it is the smooth limit") {
+  std::mt19937 rng(3);
+  // At theta = theta_rest the Hessian is the Gauss-Newton part K g g^T, already PSD.
+  for (double rest : {0.3, 1.7}) {
+    const BendStencil<3> s = random_stencil<3>(0.7, 1.3, rest, rng);
+    const auto c = compare_matrices(bend_hessian_projected<3>(s, rest, 2.0), bend_hessian<3>(s, rest, 2.0), 1e-9);
+    INFO(c.message);
+    CHECK(c.ok);
+  }
+  // Exactly straight, zero rest angle: K (w w^T) (x) (I - t t^T), whatever binormal is picked.
+  const Vec3 t = Vec3(1.0, 2.0, -0.5).normalized();
+  const double l1 = 0.8, l2 = 1.1, k = 3.0;
+  const BendStencil<3> straight{Vec3(0.1, 0.2, 0.3), Vec3(0.1, 0.2, 0.3) + l1 * t, Vec3(0.1, 0.2, 0.3) + (l1 + l2) * t};
+  const Vec3 w(1.0 / l1, -1.0 / l1 - 1.0 / l2, 1.0 / l2);
+  Mat9 limit;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) limit.block<3, 3>(3 * a, 3 * b) = k * w(a) * w(b) * (Mat3::Identity() - t * t.transpose());
+  const auto c = compare_matrices(bend_hessian_projected<3>(straight, 0.0, k), limit, 1e-12);
+  INFO(c.message);
+  CHECK(c.ok);
+  // Nearly straight tends to the same matrix.
+  const BendStencil<3> nearly = random_stencil<3>(l1, l2, 1e-7, rng);
+  const Vec3 t2 = (nearly.x1 - nearly.x0).normalized();
+  Mat9 limit2;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) limit2.block<3, 3>(3 * a, 3 * b) = k * w(a) * w(b) * (Mat3::Identity() - t2 * t2.transpose());
+  const auto c2 = compare_matrices(bend_hessian_projected<3>(nearly, 0.0, k), limit2, 1e-6);
+  INFO(c2.message);
+  CHECK(c2.ok);
+}
+
+TEST_CASE("bend projection: a nonzero 3D rest angle at exactly straight drops the cone's direction") {
+  // The unsigned angle has a cone at theta = 0 when theta_rest != 0: no Hessian exists. The
+  // projection keeps only what stays finite and PSD: the in-plane terms.
+  const BendStencil<3> straight{Vec3::Zero(), Vec3::UnitX(), 2.0 * Vec3::UnitX()};
+  const Mat9 h = bend_hessian_projected<3>(straight, 0.5, 1.0);
+  CHECK(h.allFinite());
+  CHECK(min_eigenvalue<3>(h) >= -1e-12);
+  CHECK(h.norm() > 0.0);
+}
