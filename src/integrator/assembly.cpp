@@ -7,7 +7,6 @@
 #include "bristle/energy/bend.hpp"
 #include "bristle/energy/gravity.hpp"
 #include "bristle/energy/stretch.hpp"
-#include "bristle/math/psd_projection.hpp"
 
 namespace bristle {
 namespace {
@@ -44,18 +43,27 @@ void scatter_matrix(double* values, const int* slots, const Mat<K * D, K * D>& h
       }
 }
 
+/// Adds scale * [[B, -B], [-B, B]] through a stretch element's slots.
 template <int D>
-Mat<3 * D, 3 * D> bend_hessian_for(const BendStencil<D>& s, const BendElement& e,
-                                   HessianProjection projection) {
-  switch (projection) {
-    case HessianProjection::Exact:
-      return bend_hessian<D>(s, e.rest_angle, e.stiffness);
-    case HessianProjection::GaussNewton:
-      return bend_hessian_gauss_newton<D>(s, e.rest_angle, e.stiffness);
-    case HessianProjection::Projected:
-    default:
-      return project_to_psd<3 * D>(bend_hessian<D>(s, e.rest_angle, e.stiffness));
-  }
+void scatter_stretch_block(double* values, const int* slots, const Mat<D, D>& block, double scale) {
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      const double sign = a == b ? scale : -scale;
+      for (int j = 0; j < D; ++j) {
+        const int slot = slots[(a * 2 + b) * D + j];
+        if (slot < 0) continue;
+        for (int i = 0; i < D; ++i) values[slot + i] += sign * block(i, j);
+      }
+    }
+}
+
+/// The Hessian after projection, from the closed-form spectrum: only positive terms.
+template <int D>
+Mat<3 * D, 3 * D> projected_from_spectrum(const BendHessianSpectrum<D>& spectrum) {
+  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
+    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
+  return h;
 }
 
 }  // namespace
@@ -73,11 +81,15 @@ int SystemAssembler::find_collapsed_edge(const VecX& x) const {
 SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
   const DofLayout& layout = model.layout;
   const int D = model.dimension;
+  const int rods = static_cast<int>(model.rods.size());
   gravity_force_ = model.dof_masses();
-  for (int dof = 0; dof < layout.dof_count(); dof += D)
-    for (int k = 0; k < D; ++k) gravity_force_[dof + k] *= model.gravity[k];
+  for (int g = 0; g < layout.vertex_count(); ++g)
+    for (int k = 0; k < D; ++k) gravity_force_[layout.vertex_dof(g) + k] *= model.gravity[k];
 
-  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+  rod_stretch_.assign(1, 0);
+  rod_bend_.assign(1, 0);
+  rod_dofs_.assign(1, 0);
+  for (int r = 0; r < rods; ++r) {
     const Rod& rod = model.rods[r];
     for (int j = 0; j < rod.edge_count(); ++j)
       stretch_.push_back({{layout.vertex_dof(r, j), layout.vertex_dof(r, j + 1)}, r,
@@ -85,7 +97,13 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
     for (int i = 1; i + 1 < rod.vertex_count(); ++i)
       bend_.push_back({{layout.vertex_dof(r, i - 1), layout.vertex_dof(r, i), layout.vertex_dof(r, i + 1)},
                        r, i, rod.rest_angles[i], rod.bend_stiffness(i)});
+    rod_stretch_.push_back(static_cast<int>(stretch_.size()));
+    rod_bend_.push_back(static_cast<int>(bend_.size()));
+    const int next = r + 1 < rods ? layout.vertex_dof(r + 1, 0) : layout.dof_count();
+    rod_dofs_.push_back(next);
   }
+  rod_stretch_energy_.assign(rods, 0.0);
+  rod_bend_energy_.assign(rods, 0.0);
   build_pattern();
 }
 
@@ -93,111 +111,207 @@ void SystemAssembler::build_pattern() {
   const DofLayout& layout = model_.layout;
   const int D = model_.dimension;
   const int n = layout.free_dof_count();
+  const int vertices = layout.vertex_count();
 
-  std::vector<Eigen::Triplet<double, int>> entries;
-  auto add_blocks = [&](const int* dof, int k) {
-    for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b) {
-        const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
-        if (fa < 0 || fb < 0) continue;
-        for (int i = 0; i < D; ++i)
-          for (int j = 0; j < D; ++j) entries.emplace_back(fa + i, fb + j, 0.0);
-      }
+  // Vertex adjacency (with itself) from the elements, as compressed rows: count, fill, sort.
+  std::vector<int> vertex_of_dof(layout.dof_count(), -1);
+  for (int g = 0; g < vertices; ++g) vertex_of_dof[layout.vertex_dof(g)] = g;
+  std::vector<int> start(vertices + 1, 0);
+  auto for_each_pair = [&](auto&& visit) {
+    for (const auto& e : stretch_)
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) visit(vertex_of_dof[e.dof[a]], vertex_of_dof[e.dof[b]]);
+    for (const auto& e : bend_)
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) visit(vertex_of_dof[e.dof[a]], vertex_of_dof[e.dof[b]]);
+    for (int g = 0; g < vertices; ++g) visit(g, g);  // the mass diagonal
   };
-  for (const auto& e : stretch_) add_blocks(e.dof, 2);
-  for (const auto& e : bend_) add_blocks(e.dof, 3);
-  for (int i = 0; i < n; ++i) entries.emplace_back(i, i, 0.0);  // the mass diagonal
-  matrix_.resize(n, n);
-  matrix_.setFromTriplets(entries.begin(), entries.end());
+  for_each_pair([&](int a, int) { ++start[a + 1]; });
+  for (int g = 0; g < vertices; ++g) start[g + 1] += start[g];
+  std::vector<int> neighbours(start[vertices]);
+  std::vector<int> fill(start.begin(), start.end() - 1);
+  for_each_pair([&](int a, int b) { neighbours[fill[a]++] = b; });
+  std::vector<int> unique_end(vertices);
+  for (int g = 0; g < vertices; ++g) {
+    auto first = neighbours.begin() + start[g], last = neighbours.begin() + start[g + 1];
+    std::sort(first, last);
+    unique_end[g] = static_cast<int>(std::unique(first, last) - neighbours.begin());
+  }
+
+  // Column j of the free-free matrix (free DOF j of vertex g) holds the free DOFs of g's
+  // neighbours, in increasing order (free numbering follows the vertex order).
+  std::vector<int> outer(n + 1, 0), inner;
+  std::vector<int> free_vertex_dof(n);
+  for (int g = 0; g < vertices; ++g) {
+    const int dof = layout.vertex_dof(g);
+    for (int j = 0; j < D; ++j)
+      if (layout.free_index(dof + j) >= 0) free_vertex_dof[layout.free_index(dof + j)] = g;
+  }
+  for (int col = 0; col < n; ++col) {
+    const int g = free_vertex_dof[col];
+    for (int k = start[g]; k < unique_end[g]; ++k) {
+      const int dof = layout.vertex_dof(neighbours[k]);
+      for (int i = 0; i < D; ++i) {
+        const int f = layout.free_index(dof + i);
+        if (f >= 0) inner.push_back(f);
+      }
+    }
+    outer[col + 1] = static_cast<int>(inner.size());
+  }
+  std::vector<double> zeros(inner.size(), 0.0);
+  matrix_ = Eigen::Map<const SparseMatrix>(n, n, static_cast<int>(inner.size()), outer.data(), inner.data(), zeros.data());
   matrix_.makeCompressed();
 
   auto slots_of = [&](const int* dof, int k, std::vector<int>& out) {
     for (int a = 0; a < k; ++a)
       for (int b = 0; b < k; ++b)
         for (int j = 0; j < D; ++j) {
-          const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
-          out.push_back(fa < 0 || fb < 0 ? -1 : find_slot(matrix_, fa, fb + j));
+          const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b] + j);
+          out.push_back(fa < 0 || fb < 0 ? -1 : find_slot(matrix_, fa, fb));
         }
   };
+  stretch_slots_.clear();
+  bend_slots_.clear();
+  stretch_slots_.reserve(stretch_.size() * 4 * D);
+  bend_slots_.reserve(bend_.size() * 9 * D);
   for (const auto& e : stretch_) slots_of(e.dof, 2, stretch_slots_);
   for (const auto& e : bend_) slots_of(e.dof, 3, bend_slots_);
   diagonal_slots_.resize(n);
   for (int i = 0; i < n; ++i) diagonal_slots_[i] = find_slot(matrix_, i, i);
+
+  // Each rod's columns (its free DOFs, contiguous) hold its values, contiguous too.
+  const int rods = static_cast<int>(model_.rods.size());
+  rod_values_.assign(rods + 1, 0);
+  for (int r = 0; r < rods; ++r) rod_values_[r + 1] = matrix_.outerIndexPtr()[layout.rod_free_range(r).second];
 }
 
 template <int D>
-EnergyBreakdown SystemAssembler::energies_impl(const VecX& x, double time) const {
-  EnergyBreakdown e;
-  for (const auto& s : stretch_) {
-    const Vec<2 * D> local = gather<D>(x, s.dof);
-    e.stretch += stretch_energy<D>({local.template head<D>(), local.template tail<D>()},
-                                   s.rest_length, s.stiffness);
+void SystemAssembler::rod_energies(int rod, const VecX& x) const {
+  double stretch = 0.0, bend = 0.0;
+  for (int k = rod_stretch_[rod]; k < rod_stretch_[rod + 1]; ++k) {
+    const StretchElement& s = stretch_[k];
+    stretch += stretch_energy<D>({x.segment<D>(s.dof[0]), x.segment<D>(s.dof[1])}, s.rest_length, s.stiffness);
   }
-  for (const auto& b : bend_) {
-    const Vec<3 * D> local = gather<D>(x, b.dof);
-    e.bend += bend_energy<D>({local.template segment<D>(0), local.template segment<D>(D),
-                              local.template segment<D>(2 * D)},
-                             b.rest_angle, b.stiffness);
+  for (int k = rod_bend_[rod]; k < rod_bend_[rod + 1]; ++k) {
+    const BendElement& b = bend_[k];
+    bend += bend_energy<D>({x.segment<D>(b.dof[0]), x.segment<D>(b.dof[1]), x.segment<D>(b.dof[2])},
+                           b.rest_angle, b.stiffness);
+  }
+  rod_stretch_energy_[rod] = stretch;
+  rod_bend_energy_[rod] = bend;
+}
+
+EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) const {
+  EnergyBreakdown e;
+  for (std::size_t r = 0; r < rod_stretch_energy_.size(); ++r) {
+    e.stretch += rod_stretch_energy_[r];
+    e.bend += rod_bend_energy_[r];
   }
   e.gravity = -gravity_force_.dot(x);
+  const int D = model_.dimension;
   for (const PointLoad& load : model_.loads) {
     const int dof = model_.layout.vertex_dof(load.rod, load.vertex);
-    e.load += constant_force_energy<D>(x.segment<D>(dof), load.force_at(time).head<D>());
+    e.load -= load.force_at(time).head(D).dot(x.segment(dof, D));
   }
   return e;
 }
 
 EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) const {
-  return model_.dimension == 2 ? energies_impl<2>(x, time) : energies_impl<3>(x, time);
+  const int rods = static_cast<int>(model_.rods.size());
+  if (model_.dimension == 2) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r) rod_energies<2>(r, x);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r) rod_energies<3>(r, x);
+  }
+  return sum_rod_energies(x, time);
 }
 
 template <int D>
-void SystemAssembler::assemble_impl(const VecX& x, double time, HessianProjection projection,
-                                    double matrix_scale, VecX& gradient, const VecX* w,
-                                    VecX* kw) {
+void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection projection, double matrix_scale,
+                                   VecX& gradient, const VecX* w, VecX* kw, bool want_energy) {
   const bool want_matrix = matrix_scale != 0.0;
   const bool want_product = w != nullptr && kw != nullptr;
+  const bool want_hessian = want_matrix || want_product;
   double* values = matrix_.valuePtr();
-  if (want_matrix) std::fill(values, values + matrix_.nonZeros(), 0.0);
-  gradient = -gravity_force_;
-  if (want_product) kw->setZero(x.size());
+  const int dof_begin = rod_dofs_[rod], dof_end = rod_dofs_[rod + 1];
+  gradient.segment(dof_begin, dof_end - dof_begin) = -gravity_force_.segment(dof_begin, dof_end - dof_begin);
+  if (want_product) kw->segment(dof_begin, dof_end - dof_begin).setZero();
+  if (want_matrix) std::fill(values + rod_values_[rod], values + rod_values_[rod + 1], 0.0);
+  double stretch_energy_sum = 0.0, bend_energy_sum = 0.0;
 
-  for (std::size_t k = 0; k < stretch_.size(); ++k) {
+  for (int k = rod_stretch_[rod]; k < rod_stretch_[rod + 1]; ++k) {
     const StretchElement& e = stretch_[k];
-    const Vec<2 * D> local = gather<D>(x, e.dof);
-    const StretchStencil<D> s{local.template head<D>(), local.template tail<D>()};
-    scatter_add<D>(gradient, e.dof, stretch_gradient<D>(s, e.rest_length, e.stiffness));
-    if (!want_matrix && !want_product) continue;
-    const Mat<2 * D, 2 * D> h = projection == HessianProjection::Exact
-                                    ? stretch_hessian<D>(s, e.rest_length, e.stiffness)
-                                    : stretch_hessian_projected<D>(s, e.rest_length, e.stiffness);
-    if (want_matrix) scatter_matrix<D, 2>(values, &stretch_slots_[k * 4 * D], h, matrix_scale);
-    if (want_product) scatter_add<D>(*kw, e.dof, Vec<2 * D>(h * gather<D>(*w, e.dof)));
+    const StretchStencil<D> s{x.segment<D>(e.dof[0]), x.segment<D>(e.dof[1])};
+    const StretchLocal<D> local =
+        stretch_local<D>(s, e.rest_length, e.stiffness, projection != HessianProjection::Exact);
+    stretch_energy_sum += local.energy;
+    gradient.segment<D>(e.dof[0]) -= local.gradient1;
+    gradient.segment<D>(e.dof[1]) += local.gradient1;
+    if (want_matrix) scatter_stretch_block<D>(values, &stretch_slots_[k * 4 * D], local.block, matrix_scale);
+    if (want_product) {
+      const Vec<D> f = local.block * (w->segment<D>(e.dof[1]) - w->segment<D>(e.dof[0]));
+      kw->segment<D>(e.dof[0]) -= f;
+      kw->segment<D>(e.dof[1]) += f;
+    }
   }
-  for (std::size_t k = 0; k < bend_.size(); ++k) {
+  for (int k = rod_bend_[rod]; k < rod_bend_[rod + 1]; ++k) {
     const BendElement& e = bend_[k];
-    const Vec<3 * D> local = gather<D>(x, e.dof);
-    const BendStencil<D> s{local.template segment<D>(0), local.template segment<D>(D),
-                           local.template segment<D>(2 * D)};
-    scatter_add<D>(gradient, e.dof, bend_gradient<D>(s, e.rest_angle, e.stiffness));
-    if (!want_matrix && !want_product) continue;
-    const Mat<3 * D, 3 * D> h = bend_hessian_for<D>(s, e, projection);
+    const BendStencil<D> s{x.segment<D>(e.dof[0]), x.segment<D>(e.dof[1]), x.segment<D>(e.dof[2])};
+    Mat<3 * D, 3 * D> h;
+    if (projection == HessianProjection::Projected) {
+      // The fused kernel: energy, gradient and the closed-form spectrum from one set of frames.
+      const BendLocal<D> local = bend_local<D>(s, e.rest_angle, e.stiffness, true);
+      bend_energy_sum += local.energy;
+      scatter_add<D>(gradient, e.dof, local.gradient);
+      if (!want_hessian) continue;
+      if (want_matrix) scatter_matrix<D, 3>(values, &bend_slots_[k * 9 * D], projected_from_spectrum<D>(local.spectrum), matrix_scale);
+      if (want_product) {
+        // K w from the rank-one terms: sum of value G (G . w), no 9 x 9 product.
+        const Vec<3 * D> local_w = gather<D>(*w, e.dof);
+        Vec<3 * D> kw_local = Vec<3 * D>::Zero();
+        for (int m = 0; m < BendHessianSpectrum<D>::kCount; ++m)
+          if (local.spectrum.value[m] > 0.0)
+            kw_local += (local.spectrum.value[m] * local.spectrum.vector[m].dot(local_w)) * local.spectrum.vector[m];
+        scatter_add<D>(*kw, e.dof, kw_local);
+      }
+      continue;
+    } else {
+      if (want_energy) bend_energy_sum += bend_energy<D>(s, e.rest_angle, e.stiffness);
+      scatter_add<D>(gradient, e.dof, bend_gradient<D>(s, e.rest_angle, e.stiffness));
+      if (!want_hessian) continue;
+      h = projection == HessianProjection::Exact ? bend_hessian<D>(s, e.rest_angle, e.stiffness)
+                                                 : bend_hessian_gauss_newton<D>(s, e.rest_angle, e.stiffness);
+    }
     if (want_matrix) scatter_matrix<D, 3>(values, &bend_slots_[k * 9 * D], h, matrix_scale);
     if (want_product) scatter_add<D>(*kw, e.dof, Vec<3 * D>(h * gather<D>(*w, e.dof)));
   }
-  for (const PointLoad& load : model_.loads) {
-    const int dof = model_.layout.vertex_dof(load.rod, load.vertex);
-    gradient.segment<D>(dof) += constant_force_gradient<D>(x.segment<D>(dof), load.force_at(time).head<D>());
-  }
+  rod_stretch_energy_[rod] = stretch_energy_sum;
+  rod_bend_energy_[rod] = bend_energy_sum;
 }
 
-void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection,
-                               double matrix_scale, VecX& gradient, const VecX* w,
-                               VecX* stiffness_times_w) {
-  if (model_.dimension == 2)
-    assemble_impl<2>(x, time, projection, matrix_scale, gradient, w, stiffness_times_w);
-  else
-    assemble_impl<3>(x, time, projection, matrix_scale, gradient, w, stiffness_times_w);
+void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
+                               VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential) {
+  const int rods = static_cast<int>(model_.rods.size());
+  gradient.resize(x.size());
+  if (w != nullptr && stiffness_times_w != nullptr) stiffness_times_w->resize(x.size());
+  const bool want_energy = potential != nullptr;
+  if (model_.dimension == 2) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r)
+      assemble_rod<2>(r, x, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r)
+      assemble_rod<3>(r, x, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
+  }
+  const int D = model_.dimension;
+  for (const PointLoad& load : model_.loads) {
+    const int dof = model_.layout.vertex_dof(load.rod, load.vertex);
+    gradient.segment(dof, D) -= load.force_at(time).head(D);
+  }
+  if (want_energy) *potential = sum_rod_energies(x, time);
 }
 
 }  // namespace bristle

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace bristle {
@@ -18,6 +19,8 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
   const int n = model.layout.free_dof_count();
   warm_start_ = VecX::Zero(n);
   solver_.preconditioner().set_blocks(model.layout.rod_free_ranges());
+  solver_.preconditioner().set_threads(settings_.threads);
+  assembler_.set_threads(settings_.threads);
   solver_.setTolerance(settings_.cg_tolerance);
   solver_.setMaxIterations(settings_.cg_max_iterations);
 }
@@ -58,15 +61,61 @@ bool ImplicitEuler::find_collapsed_edge(const VecX& positions, StepReport& repor
   return true;
 }
 
+ImplicitEuler::LineSearch ImplicitEuler::line_search(const VecX& x0, const VecX& v0, const VecX& v, double h,
+                                                     double potential_at_v, double slope, double damping_scale,
+                                                     StepReport& report) {
+  // Phi(v + s dv) - Phi(v) for the quadratic terms is a polynomial in s; only U needs an
+  // evaluation per trial. dv is zero on fixed DOFs.
+  const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
+  mass_dv_ = mass_.cwiseProduct(dv_);
+  const double dv_m_dv = dv_.dot(mass_dv_);
+  const double linear_mass = (v - v0).dot(mass_dv_) + h * alpha * v.dot(mass_dv_);
+  const double quadratic_mass = 0.5 * (1.0 + h * alpha) * dv_m_dv;
+  double linear_damping = 0.0, quadratic_damping = 0.0;
+  if (beta > 0.0) {
+    // h beta K v = damping_scale product_ (see step()); dv^T K dv from the system matrix:
+    // dv^T J dv = (1 + h alpha) dv^T M dv + (h^2 + h beta) dv^T K dv.
+    linear_damping = damping_scale * dv_.dot(product_);
+    system_dv_.noalias() = assembler_.matrix() * dv_free_;
+    const double dv_j_dv = dv_free_.dot(system_dv_);
+    quadratic_damping = 0.5 * h * beta * (dv_j_dv - (1.0 + h * alpha) * dv_m_dv) / (h * h + h * beta);
+  }
+  constexpr double kArmijo = 1e-4;
+  constexpr int kMaxHalvings = 10;
+  double step = 1.0;
+  for (int halving = 0; halving <= kMaxHalvings; ++halving) {
+    trial_v_ = v + step * dv_;
+    trial_x_ = x0 + h * trial_v_;
+    if (assembler_.find_collapsed_edge(trial_x_) < 0) {
+      const EnergyBreakdown e = assembler_.potential_energies(trial_x_, report_time_);
+      const double change = step * (linear_mass + linear_damping) + step * step * (quadratic_mass + quadratic_damping) +
+                            (e.potential() - potential_at_v);
+      // U is a sum of terms far larger than its change near convergence: a change within
+      // round-off of them counts as no increase.
+      const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
+                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load) +
+                            std::abs(potential_at_v));
+      if (change <= kArmijo * step * slope + noise) return {step, true, e};
+    }
+    ++report.line_search_halvings;
+    step *= 0.5;
+  }
+  // No decrease found along dv (round-off dominated, or damping terms that make dv a poor
+  // direction for Phi): take the full Newton step, as Baraff-Witkin would.
+  return {1.0, false, EnergyBreakdown{}};
+}
+
 StepReport ImplicitEuler::step(State& state, double dt) {
   StepReport report;
   const DofLayout& layout = model_.layout;
   const double h = dt;
   const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
   const double t1 = state.time + h;
+  report_time_ = t1;
   const VecX& x0 = state.positions;
   const VecX& v0 = state.velocities;
   const int n_free = layout.free_dof_count();
+  const int iterations = std::max(1, settings_.newton_iterations);
 
   // A state this step cannot start from is reported, not assembled (the kernels assert
   // finite, non-degenerate stencils). Its energies are not evaluated either.
@@ -76,9 +125,48 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
   // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
   VecX v = v0;
+  // Linearization::Predicted starts Newton from the velocity extrapolated from the last two
+  // steps of this same run, v~ = v0 + (h / h_prev) (v0 - v_prev), a second-order guess of v1
+  // for smooth motion; one Newton iteration from there is then as accurate as several from
+  // v0. The guess is taken only when it is better than v0 by the measure Newton minimises,
+  // Phi(v~) <= Phi(v0) (at large steps, or at a sudden change, extrapolating overshoots and
+  // Newton from there can settle on another, unphysical minimum of Phi); otherwise the step
+  // is Baraff-Witkin's, linearised at the start. Never across a jump (the state was changed
+  // between steps) nor with colliders (a contact can stop a vertex within a step, and an
+  // extrapolated guess would predict contacts that do not happen).
+  bool from_guess = false;
+  const bool continuing = previous_v0_.size() == v0.size() && last_end_v_.size() == v0.size() &&
+                          previous_h_ > 0.0 && state.time == last_end_time_ &&
+                          (last_end_v_.array() == v0.array()).all();
+  if (settings_.linearization == Linearization::Predicted && continuing && !contact_.enabled()) {
+    const Clock::time_point guess_start = Clock::now();
+    const double ratio = h / previous_h_;
+    trial_v_ = v0;
+    for (int dof = 0; dof < layout.dof_count(); ++dof)
+      if (layout.free_index(dof) >= 0) trial_v_[dof] = v0[dof] + ratio * (v0[dof] - previous_v0_[dof]);
+    trial_x_ = x0 + h * trial_v_;
+    if (assembler_.find_collapsed_edge(trial_x_) < 0) {
+      mass_dv_ = mass_.cwiseProduct(trial_v_ - v0);
+      const double phi_guess = 0.5 * (trial_v_ - v0).dot(mass_dv_) +
+                               0.5 * h * alpha * trial_v_.dot(mass_.cwiseProduct(trial_v_)) +
+                               assembler_.potential_energies(trial_x_, t1).potential();
+      const double phi_start = 0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) +
+                               assembler_.potential_energies(x0 + h * v0, t1).potential();
+      if (phi_guess <= phi_start) {
+        v = trial_v_;
+        from_guess = true;
+      }
+    }
+    report.assembly_seconds += seconds_since(guess_start);
+  }
+  previous_v0_ = v0;
+  previous_h_ = h;
   VecX x_lin = x0;
   auto& preconditioner = solver_.preconditioner();
   preconditioner.reset_applications();
+  // Eigen's thread count is global; its parallel sparse product (row by row, in CG) is the
+  // only Eigen kernel of the step that uses it.
+  Eigen::setNbThreads(std::max(1, settings_.threads));
   // Contact (src/contact) replaces the plain solve below only when there are colliders.
   const bool contact = contact_.enabled();
   if (contact) contact_.begin_step();
@@ -88,17 +176,26 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     x = solver_.solveWithGuess(b, guess);
     return solver_.info() == Eigen::Success;
   };
+  // The end-of-step energies, when the last line search already evaluated them.
+  EnergyBreakdown end_energies;
+  bool end_energies_known = false;
+  const double gravity_speed = model_.gravity.head(model_.dimension).norm() * h;
 
-  for (int iteration = 0; iteration < std::max(1, settings_.newton_iterations); ++iteration) {
-    if (iteration > 0) {
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    // Baraff-Witkin's first solve is linearised at the start of the step; every other
+    // iteration where the current iterate puts the rod.
+    const bool at_start = iteration == 0 && !from_guess;
+    if (!at_start) {
       x_lin = x0 + h * v;
-      if (find_non_finite(x_lin, report, "position") || find_collapsed_edge(x_lin, report)) break;
+      if (iteration > 0 && (find_non_finite(x_lin, report, "position") || find_collapsed_edge(x_lin, report))) break;
     }
 
     const Clock::time_point assembly_start = Clock::now();
     // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w.
     w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
-    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, &w_, &product_);
+    EnergyBreakdown potential_at_lin;
+    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, &w_, &product_,
+                        &potential_at_lin);
 
     // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs.
     SparseMatrix& system = assembler_.matrix();
@@ -126,13 +223,14 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     report.solve_seconds += seconds_since(solve_start);
     report.cg_residual = solver_.error();
     report.newton_iterations = iteration + 1;
-    // Update the free velocities. A non-finite solution (overflow in CG) is named by the
-    // vertex where it appears; v is local, so the state stays as it was.
+    // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
+    // in CG) is named by the vertex where it appears; v is local, so the state stays as it was.
+    dv_.setZero(layout.dof_count());
     for (int dof = 0; dof < layout.dof_count(); ++dof) {
       const int f = layout.free_index(dof);
-      if (f >= 0) v[dof] += dv_free_[f];
+      if (f >= 0) dv_[dof] = dv_free_[f];
     }
-    if (find_non_finite(v, report, "velocity")) break;
+    if (find_non_finite(dv_, report, "velocity")) break;
     if (solver_.info() != Eigen::Success) {
       std::ostringstream message;
       message << "conjugate gradient did not converge: relative residual " << solver_.error()
@@ -143,6 +241,40 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       break;
     }
     if (iteration == 0) warm_start_ = dv_free_;
+
+    // Line search on Phi (not while contact constraints are held). For Baraff-Witkin's first
+    // solve, linearised at x0, Phi(v0) needs U at x0 + h v0, one more energy evaluation; its
+    // slope is that of the linearised residual, r . dv < 0.
+    double step_length = 1.0;
+    end_energies_known = false;
+    const bool in_contact = contact && !contact_.contacts().empty();
+    if (settings_.line_search && !in_contact) {
+      const Clock::time_point search_start = Clock::now();
+      double potential_at_v = potential_at_lin.potential();  // x_lin = x0 + h v, unless at_start
+      bool searchable = true;
+      if (at_start) {
+        trial_x_ = x0 + h * v;
+        searchable = assembler_.find_collapsed_edge(trial_x_) < 0;
+        if (searchable) potential_at_v = assembler_.potential_energies(trial_x_, t1).potential();
+      }
+      if (searchable) {
+        // K v = product_ / (h^2 + h beta) at the start (w = (h^2 + h beta) v0), product_ / (h beta) after.
+        const double damping_scale = at_start ? h * beta / (h * h + h * beta) : 1.0;
+        const double slope = -rhs_free_.dot(dv_free_);  // r . dv < 0: J is SPD
+        const LineSearch search = line_search(x0, v0, v, h, potential_at_v, slope, damping_scale, report);
+        step_length = search.step;
+        end_energies_known = search.energies_known;
+        end_energies = search.energies;
+      }
+      report.assembly_seconds += seconds_since(search_start);
+    }
+    v += step_length * dv_;  // the same arithmetic as the line search's trial, bit for bit
+
+    // Converged? The correction against the velocity scale of the step.
+    if (settings_.newton_tolerance > 0.0 && iteration + 1 < iterations) {
+      const double scale = std::max(v.lpNorm<Eigen::Infinity>(), gravity_speed);
+      if (step_length * dv_.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
+    }
   }
   report.cg_iterations = static_cast<int>(preconditioner.applications());
 
@@ -152,10 +284,19 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       if (contact) contact_.report(x1, h, report.contact);
       state.positions = std::move(x1);
       state.velocities = std::move(v);
+      last_end_v_ = state.velocities;
+      last_end_time_ = t1;
       state.time = t1;
+    } else {
+      end_energies_known = false;
     }
   }
-  report.energies = energies(state);
+  if (report.ok && end_energies_known) {
+    report.energies = end_energies;
+    report.energies.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
+  } else {
+    report.energies = energies(state);
+  }
   return report;
 }
 

@@ -2,11 +2,17 @@
 /// Sparse assembly of the potential energy's gradient and (projected) Hessian: the one place
 /// where per-stencil results are scattered into global vectors and matrices.
 ///
-/// The sparsity pattern of the free-free stiffness block is built once per model; each
-/// element stores where its D x D blocks live in the matrix's value array, so a step fills
-/// the values in place (no triplet list, no sort, no allocation). Fixed DOFs are eliminated:
-/// blocks touching a fixed vertex are not stored. The coupling they carry (K_free,fixed u) is
-/// still available through the matrix-free product `stiffness_times`.
+/// The sparsity pattern of the free-free stiffness block is built once per model, straight
+/// from the elements' vertex adjacency (no triplet list, whose 117 entries per vertex would
+/// dominate peak memory); each element stores where its D x D blocks live in the matrix's
+/// value array, so a step fills the values in place (no sort, no allocation). Fixed DOFs are
+/// eliminated: blocks touching a fixed vertex are not stored. The coupling they carry
+/// (K_free,fixed u) is still available through the product K w that assemble() can form.
+///
+/// Threads. Elements are grouped by rod; a rod's elements touch only its own DOFs, gradient
+/// entries and matrix entries, so rods are assembled in parallel (OpenMP, `set_threads`)
+/// with no locks, each in the same order as serially. Energies are summed per rod and then
+/// over rods in rod order. The result is bitwise identical for every thread count.
 
 #include <vector>
 
@@ -18,7 +24,7 @@ namespace bristle {
 /// How element Hessians are made positive semi-definite before assembly.
 enum class HessianProjection {
   Exact,        ///< none: the true Hessian (modal analysis, tests)
-  Projected,    ///< springs clamped in closed form, bending eigen-clamped (nearest PSD)
+  Projected,    ///< springs clamped, bending eigen-clamped, both in closed form (energy/bend.hpp)
   GaussNewton,  ///< springs clamped, bending K g g^T
 };
 
@@ -61,8 +67,14 @@ class SystemAssembler {
   /// With `matrix_scale` != 0, also overwrites matrix() with matrix_scale * K_ff, K the
   /// element Hessians after `projection`. With `w` non-null, also writes K w (all DOFs, the
   /// same K, fixed columns included) to `stiffness_times_w`.
+  /// With `potential` non-null, also writes the potential energies at x (as potential_energies).
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
-                VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr);
+                VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr,
+                EnergyBreakdown* potential = nullptr);
+
+  /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+  int threads() const { return threads_; }
 
   /// Index into stretch_elements() of the first edge of zero (or non-finite) length at x,
   /// or -1. The stencil kernels assert a positive length (an edge's direction is undefined
@@ -80,16 +92,23 @@ class SystemAssembler {
 
  private:
   template <int D>
-  void assemble_impl(const VecX& x, double time, HessianProjection projection,
-                     double matrix_scale, VecX& gradient, const VecX* w, VecX* kw);
+  void assemble_rod(int rod, const VecX& x, HessianProjection projection, double matrix_scale,
+                    VecX& gradient, const VecX* w, VecX* kw, bool want_energy);
   template <int D>
-  EnergyBreakdown energies_impl(const VecX& x, double time) const;
+  void rod_energies(int rod, const VecX& x) const;
+  EnergyBreakdown sum_rod_energies(const VecX& x, double time) const;
   void build_pattern();
 
   const Model& model_;
+  int threads_ = 1;
   VecX gravity_force_;  // m_i g per DOF
   std::vector<StretchElement> stretch_;
   std::vector<BendElement> bend_;
+  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_, DOFs
+  // [rod_dofs_[r], rod_dofs_[r + 1]) and matrix values [rod_values_[r], rod_values_[r + 1]).
+  std::vector<int> rod_stretch_, rod_bend_, rod_dofs_, rod_values_;
+  // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).
+  mutable std::vector<double> rod_stretch_energy_, rod_bend_energy_;
   SparseMatrix matrix_;
   // For each element, for each (row vertex a, column vertex b, column offset j): the index in
   // matrix_.valuePtr() of entry (free(a), free(b) + j), or -1 when a or b is fixed.

@@ -27,7 +27,12 @@ class RodBlockPreconditioner {
   explicit RodBlockPreconditioner(const MatrixType& m) { compute(m); }
 
   /// Contiguous [begin, end) index ranges, one per rod; set before compute().
-  void set_blocks(std::vector<std::pair<int, int>> blocks) { blocks_ = std::move(blocks); }
+  void set_blocks(std::vector<std::pair<int, int>> blocks) {
+    blocks_ = std::move(blocks);
+    analyzed_n_ = -1;
+  }
+  /// Threads over blocks (each block is factored and solved by one thread, as serially).
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
   template <typename MatrixType>
   RodBlockPreconditioner& analyzePattern(const MatrixType&) { return *this; }
@@ -62,18 +67,30 @@ class RodBlockPreconditioner {
   struct Block {
     int begin = 0, size = 0, half_bandwidth = 0;
     bool factored = false;
-    std::vector<double> band;  // row i holds L(i, i-w .. i)
+    std::vector<double> band;  // row i holds L(i, i-w .. i), the diagonal as 1 / L(i, i)
+    // Where each stored entry of the block's columns goes in `band` (-1: upper triangle or
+    // outside the block), for the value range [value_begin, value_end) of the matrix.
+    int value_begin = 0, value_end = 0;
+    std::vector<int> band_index;
   };
 
+  void analyze_compressed(int n, const int* outer, const int* inner);
   void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
   void apply_in_place(VecX& x) const;
 
   std::vector<std::pair<int, int>> blocks_;
   std::vector<Block> factors_;
+  // The pattern the analysis was made for: the system's pattern is built once per model, so
+  // its arrays (same addresses, same sizes) mean the same pattern.
+  const int* analyzed_outer_ = nullptr;
+  const int* analyzed_inner_ = nullptr;
+  int analyzed_n_ = -1, analyzed_nonzeros_ = -1;
   VecX inverse_diagonal_;
+  std::vector<int> diagonal_index_;
   std::vector<char> covered_;
   int size_ = 0;
   int failed_blocks_ = 0;
+  int threads_ = 1;
   mutable long applications_ = 0;
 };
 
