@@ -137,6 +137,11 @@ std::string JsonValue::string() const {
   return json_->get<std::string>();
 }
 
+bool JsonValue::boolean() const {
+  if (!json_->is_boolean()) fail_expected("true or false");
+  return json_->get<bool>();
+}
+
 std::string JsonValue::name() const {
   if (!json_->is_string() || json_->get<std::string>().empty()) fail_expected("a non-empty string");
   return json_->get<std::string>();

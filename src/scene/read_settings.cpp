@@ -54,8 +54,9 @@ ReadResult<TimeSettings> read_time(const JsonValue& value) {
 }
 
 ReadResult<SolverBlock> read_solver(const JsonValue& value) {
-  const ObjectReader reader =
-      value.object({"cg_tolerance", "cg_max_iterations", "newton_iterations", "mode"});
+  const ObjectReader reader = value.object({"cg_tolerance", "cg_max_iterations", "newton_iterations", "mode",
+                                            "linearization", "newton_tolerance", "line_search", "projection",
+                                            "threads"});
   SolverBlock solver;
   SolverSettings& s = solver.settings;
   if (const auto tolerance = reader.find("cg_tolerance")) {
@@ -69,11 +70,27 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
   std::string mode = "dynamic";
   if (const auto m = reader.find("mode")) mode = m->choice({"dynamic", "static"});
   solver.mode = mode == "static" ? SolverMode::Static : SolverMode::Dynamic;
+  // Extensions (docs/scene-format.md, "solver"): where the first Newton iteration is
+  // linearised, early exit, the line search, the bending Hessian's projection, threads.
+  std::string linearization = "start";
+  if (const auto l = reader.find("linearization")) linearization = l->choice({"start", "predicted"});
+  s.linearization = linearization == "predicted" ? Linearization::Predicted : Linearization::Start;
+  if (const auto tolerance = reader.find("newton_tolerance")) s.newton_tolerance = tolerance->non_negative_number();
+  if (const auto search = reader.find("line_search")) s.line_search = search->boolean();
+  std::string projection = "projected";
+  if (const auto p = reader.find("projection")) projection = p->choice({"projected", "gauss_newton"});
+  s.projection = projection == "gauss_newton" ? HessianProjection::GaussNewton : HessianProjection::Projected;
+  if (const auto threads = reader.find("threads")) s.threads = threads->int_in(1, 1024);
 
   const nlohmann::json expanded = {{"cg_tolerance", s.cg_tolerance},
                                    {"cg_max_iterations", s.cg_max_iterations},
                                    {"newton_iterations", s.newton_iterations},
-                                   {"mode", mode}};
+                                   {"mode", mode},
+                                   {"linearization", linearization},
+                                   {"newton_tolerance", s.newton_tolerance},
+                                   {"line_search", s.line_search},
+                                   {"projection", projection},
+                                   {"threads", s.threads}};
   return {solver, expanded};
 }
 

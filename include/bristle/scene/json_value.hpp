@@ -81,6 +81,8 @@ class JsonValue {
   /// integer() narrowed to int, for counts and indices.
   int int_in(int minimum, int maximum = std::numeric_limits<int>::max()) const;
   std::string string() const;
+  /// true or false.
+  bool boolean() const;
   /// A non-empty string.
   std::string name() const;
   /// A string equal to one of `choices`; otherwise an error that suggests the closest.
