@@ -34,6 +34,8 @@ struct StrandBenchmarkSettings {
 struct StrandBenchmarkResult {
   int vertices = 0;
   int steps = 0;
+  double dt = 0.0;
+  int newton_iterations = 0;
   int threads = 1;
   double seconds_total = 0.0;
   double us_per_vertex_step = 0.0;
