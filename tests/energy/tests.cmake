@@ -1,3 +1,4 @@
 list(APPEND BRISTLE_TEST_SOURCES
   energy/test_stretch.cpp
-  energy/test_bend.cpp)
+  energy/test_bend.cpp
+  energy/test_gravity.cpp)
