@@ -1,12 +1,21 @@
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "bristle/cli/command.hpp"
+#include "bristle/io/compare.hpp"
 #include "bristle/io/frame_json.hpp"
 #include "bristle/io/output_reader.hpp"
+#include "bristle/runner/run_simulation.hpp"
+#include "bristle/scene/load_scene.hpp"
 #include "io/temp_folder.hpp"
 #include "test_paths.hpp"
 
@@ -183,4 +192,245 @@ TEST_CASE("cli run then compare: same, one vertex moved, a frame missing, unread
     CHECK(o.code == 2);
     CHECK(contains(o.err, "no such output folder"));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed scenes: every file in tests/cli/malformed/ is refused by `run` and `validate` with
+// exit code 2, the expected JSON pointer as the location of the error, nothing on stdout and
+// nothing written. The expectations are in tests/cli/malformed/expected.txt; a scene added
+// without one (or an expectation without its scene) fails the test.
+
+namespace {
+
+struct Expectation {
+  std::string name;
+  std::string pointer;  ///< "/json/pointer", or empty when `text` applies
+  std::string text;     ///< for errors without a pointer: a piece of the message
+};
+
+std::vector<Expectation> malformed_expectations() {
+  std::ifstream in(std::string(test::kTestsDir) + "/cli/malformed/expected.txt");
+  std::vector<Expectation> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::size_t bar = line.find('|');
+    REQUIRE(bar != std::string::npos);
+    Expectation e;
+    e.name = line.substr(0, bar);
+    const std::string what = line.substr(bar + 1);
+    if (what.rfind("@", 0) == 0)
+      e.text = what.substr(1);
+    else
+      e.pointer = what;
+    out.push_back(e);
+  }
+  return out;
+}
+
+/// True when `err` starts with "error: FILE:LINE: POINTER: " (the documented form).
+bool names_pointer(const std::string& err, const std::string& file, const std::string& pointer) {
+  const std::string head = "error: " + file + ":";
+  if (err.rfind(head, 0) != 0) return false;
+  std::size_t at = head.size(), digits = 0;
+  while (at < err.size() && std::isdigit(static_cast<unsigned char>(err[at]))) ++at, ++digits;
+  return digits > 0 && err.compare(at, pointer.size() + 4, ": " + pointer + ": ") == 0;
+}
+
+}  // namespace
+
+TEST_CASE("cli malformed scenes: refused with exit 2, the right pointer, nothing written") {
+  const std::string dir = std::string(test::kTestsDir) + "/cli/malformed";
+  const std::vector<Expectation> expectations = malformed_expectations();
+  // Every scene has an expectation and every expectation a scene.
+  std::set<std::string> scenes, expected;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".json") scenes.insert(entry.path().stem().string());
+  for (const Expectation& e : expectations) expected.insert(e.name);
+  CHECK(scenes == expected);
+  CHECK(expectations.size() >= 50);
+
+  test::TempFolder folder("cli-malformed");
+  for (const Expectation& e : expectations) {
+    CAPTURE(e.name);
+    const std::string scene_path = dir + "/" + e.name + ".json";
+    const std::string absent = folder / (e.name + "-absent");
+    const std::string empty = folder / (e.name + "-empty");
+    fs::create_directories(empty);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"run", scene_path, "-o", absent}, {"run", scene_path, "-o", empty, "--force"}, {"validate", scene_path}}) {
+      CAPTURE(args[0]);
+      const Outcome o = run(args);
+      CAPTURE(o.err);
+      CHECK(o.code == 2);
+      CHECK(o.out.empty());
+      // One line: the error.
+      CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+      if (!e.pointer.empty())
+        CHECK(names_pointer(o.err, scene_path, e.pointer));
+      else
+        CHECK(contains(o.err, e.text));
+    }
+    CHECK_FALSE(fs::exists(absent));
+    CHECK(fs::is_empty(empty));
+  }
+}
+
+TEST_CASE("cli a simulation that fails exits 1, keeps its frames and says why") {
+  test::TempFolder folder("cli-failing");
+  const std::string scene_path = folder / "blows_up.json";
+  // An absurd tip load: positions overflow within a few steps.
+  std::ofstream(scene_path) << R"({
+    "format": "bristle-scene/1", "dimension": 2,
+    "time": { "dt": 0.001, "duration": 0.05 },
+    "materials": { "m": { "density": 1000, "radius": 0.001, "youngs_modulus": 1e6 } },
+    "rods": [ { "name": "bristle", "material": "m",
+                "generator": { "type": "straight", "from": [0, 0], "to": [0.1, 0], "segments": 10 },
+                "fixed": [0, 1] } ],
+    "loads": [ { "rod": "bristle", "vertex": 10, "force": [0, 1e300] } ]
+  })";
+  const std::string out = folder / "out";
+  const Outcome o = run({"run", scene_path, "-o", out});
+  CAPTURE(o.err);
+  CHECK(o.code == 1);
+  CHECK(o.out.empty());
+  CHECK(contains(o.err, "error: simulation failed: step "));
+  CHECK(contains(o.err, "rod 'bristle' vertex "));
+
+  const OutputFolder read(out);
+  const std::string& status = read.manifest().status;
+  CHECK(status.rfind("failed: step ", 0) == 0);
+  CHECK(contains(status, "rod 'bristle' vertex "));
+  CHECK(read.manifest().frame_count == read.frame_count());
+  REQUIRE(read.frame_count() >= 1);
+  CHECK(read.frame_count() < 51);
+  for (int k = 0; k < read.frame_count(); ++k) {
+    const Frame frame = read.frame(k);
+    for (const Vec3& p : frame.rods[0].positions) CHECK(p.allFinite());
+  }
+}
+
+namespace {
+
+/// Runs the real executable in its own process (what users and scripts see) and returns
+/// its exit code.
+int run_executable(const std::vector<std::string>& args) {
+  const std::string bristle = std::string(test::kBinaryDir) + "/bristle";
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<char*> argv{const_cast<char*>(bristle.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bristle.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("cli determinism: two processes running the same scene write byte-identical files") {
+  // Separate processes (different address-space layout, allocator state), a 3D brush with
+  // jitter, gravity, damping and two Newton iterations, and a 2D scene with rest angles.
+  REQUIRE(fs::exists(std::string(test::kBinaryDir) + "/bristle"));
+  test::TempFolder folder("cli-determinism");
+  const std::string brush = folder / "brush.json";
+  std::ofstream(brush) << R"({
+    "format": "bristle-scene/1",
+    "time": { "dt": 0.002, "frame_dt": 0.01, "duration": 0.1 },
+    "gravity": [0, -9.81, 0],
+    "damping": { "mass": 0.3, "stiffness": 1e-5 },
+    "solver": { "newton_iterations": 2 },
+    "materials": { "nylon": { "density": 1140, "radius": 0.0001, "youngs_modulus": 3e9 } },
+    "rods": [ { "name": "tuft", "material": "nylon",
+                "generator": { "type": "brush", "layout": { "type": "grid", "rows": 2, "columns": 3, "spacing": 0.0005 },
+                               "root": [0, 0, 0], "direction": [1, 0.2, 0.1], "length": 0.02, "segments": 8,
+                               "jitter": { "length": 0.1, "direction": 0.1, "seed": 99 } } } ]
+  })";
+  for (const std::string& scene_path : {brush, scene("curl_2d")}) {
+    CAPTURE(scene_path);
+    const std::string a = folder / "a", b = folder / "b";
+    fs::remove_all(a);
+    fs::remove_all(b);
+    REQUIRE(run_executable({"run", scene_path, "-o", a, "--quiet"}) == 0);
+    REQUIRE(run_executable({"run", scene_path, "-o", b, "--quiet"}) == 0);
+    int files = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(a)) {
+      if (!entry.is_regular_file()) continue;
+      const fs::path relative = fs::relative(entry.path(), a);
+      CAPTURE(relative.string());
+      REQUIRE(fs::exists(fs::path(b) / relative));
+      CHECK(file_bytes(entry.path()) == file_bytes(fs::path(b) / relative));
+      ++files;
+    }
+    const OutputFolder read(a);
+    CHECK(files == 1 + read.frame_count());
+    CHECK(read.manifest().status == "complete");
+    // The run did something: the last frame is not the first.
+    CHECK(read.frame(read.frame_count() - 1).rods[0].positions.back() != read.frame(0).rods[0].positions.back());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden frames can fail: at the tolerances CTest compares them with (tests/cli/cli_tests.cmake),
+// a 1% change of the material's stiffness must make a golden scene's output different, in its
+// values (not its structure). That the unchanged scene matches is CTest's cli_golden_* check.
+
+namespace {
+
+constexpr double kGoldenAtol = 1e-8, kGoldenRtol = 1e-6;  // as in tests/cli/cli_tests.cmake
+
+std::vector<std::string> golden_scenes() {
+  std::ifstream in(std::string(test::kTestsDir) + "/golden/scenes.txt");
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty() && line[0] != '#') names.push_back(line);
+  }
+  return names;
+}
+
+/// Runs golden scene `name` with every Young's modulus multiplied by `factor` and compares the
+/// result with the stored frames at the golden tolerances.
+CompareResult golden_compare(const std::string& name, double factor) {
+  Scene s = load_scene(scene(name));
+  for (Rod& rod : s.model.rods) rod.material.youngs_modulus *= factor;
+  test::TempFolder folder("cli-golden-" + name);
+  const std::string out = folder / "out";
+  REQUIRE(run_simulation(s, out).ok());
+  CompareOptions options;
+  options.atol = kGoldenAtol;
+  options.rtol = kGoldenRtol;
+  return compare_outputs(std::string(test::kTestsDir) + "/golden/" + name, out, options);
+}
+
+}  // namespace
+
+TEST_CASE("cli golden frames: the stored outputs detect a 1% change of stiffness") {
+  const std::vector<std::string> names = golden_scenes();
+  REQUIRE(names.size() >= 3);
+  int dimension_2 = 0, dimension_3 = 0;
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const CompareResult stiffer = golden_compare(name, 1.01);
+    INFO(describe(stiffer, {kGoldenAtol, kGoldenRtol, false}));
+    CHECK_FALSE(stiffer.same);
+    CHECK(stiffer.structure.empty());
+    CHECK(stiffer.values_beyond_tolerance > 0);
+    (load_scene(scene(name)).model.dimension == 2 ? dimension_2 : dimension_3) += 1;
+  }
+  // Golden scenes that move, in both dimensions.
+  CHECK(dimension_2 >= 1);
+  CHECK(dimension_3 >= 1);
 }

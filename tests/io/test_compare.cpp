@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "bristle/io/compare.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/io/output_error.hpp"
+#include "bristle/io/output_reader.hpp"
 #include "io/temp_folder.hpp"
 
 using namespace bristle;
@@ -143,4 +146,145 @@ TEST_CASE("io compare: different structure is different") {
   SUBCASE("unreadable") {
     CHECK_THROWS_AS(compare_outputs(folder / "A", folder / "nothing"), OutputError);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// How atol and rtol combine, exactly (docs/output-format.md): |a - b| <= atol + rtol max(|a|, |b|).
+
+namespace {
+
+/// A folder of one rod and one frame: vertex 0 at x = `x`, the other vertices and
+/// coordinates fixed values.
+void write_single(const std::string& dir, double x, const std::string& status = "complete", int dimension = 3,
+                  int vertices = 1, double time = 0.0) {
+  Manifest manifest;
+  manifest.name = "pair";
+  manifest.dimension = dimension;
+  manifest.dt = 0.01;
+  manifest.frame_dt = 0.01;
+  manifest.rods = {{"r", vertices, 1e-4}};
+  Frame frame;
+  frame.time = time;
+  RodFrame rod;
+  rod.name = "r";
+  for (int i = 0; i < vertices; ++i) {
+    rod.positions.push_back(Vec3(i == 0 ? x : 0.5 * i, 0.25, dimension == 3 ? -0.125 : 0.0));
+    rod.velocities.push_back(Vec3::Zero());
+  }
+  frame.rods.push_back(rod);
+  FrameWriter writer(dir, manifest, {0.0});
+  writer.write(frame);
+  writer.finish(status);
+}
+
+bool same(double a, double b, double atol, double rtol) {
+  test::TempFolder folder("compare-tolerance");
+  write_single(folder / "A", a);
+  write_single(folder / "B", b);
+  CompareOptions options;
+  options.atol = atol;
+  options.rtol = rtol;
+  const CompareResult result = compare_outputs(folder / "A", folder / "B", options);
+  // Only one value can differ; when it does, it is the one reported.
+  if (!result.same) {
+    REQUIRE(result.first);
+    CHECK(result.first->quantity == "position");
+    CHECK(result.first->component == 0);
+    CHECK(result.first->a == a);
+    CHECK(result.first->b == b);
+  }
+  return result.same;
+}
+
+}  // namespace
+
+TEST_CASE("io compare: the documented default tolerances") {
+  const CompareOptions defaults;
+  CHECK(defaults.atol == 1e-9);
+  CHECK(defaults.rtol == 1e-7);
+  CHECK_FALSE(defaults.velocities);
+}
+
+TEST_CASE("io compare: atol and rtol add, and rtol scales with the larger magnitude") {
+  SUBCASE("the absolute bound is inclusive") {
+    // 0.5 and 0.75 differ by exactly 0.25 (all three exact in binary).
+    CHECK(same(0.5, 0.75, 0.25, 0.0));
+    CHECK_FALSE(same(0.5, 0.75, std::nextafter(0.25, 0.0), 0.0));
+  }
+  SUBCASE("each tolerance alone is not enough, their sum is") {
+    const double a = 1.0, b = 1.0 + 0x1.0p-20, d = 0x1.0p-20;
+    CHECK_FALSE(same(a, b, 0.6 * d, 0.0));
+    CHECK_FALSE(same(a, b, 0.0, 0.6 * d / b));
+    CHECK(same(a, b, 0.6 * d, 0.6 * d / b));
+    CHECK_FALSE(same(a, b, 0.4 * d, 0.4 * d / b));
+  }
+  SUBCASE("rtol multiplies max(|a|, |b|), whichever folder holds it") {
+    // |a - b| = 2; rtol 0.7 allows 0.7 * 3 = 2.1 with the larger magnitude, but only 0.7 with
+    // the smaller and 1.4 with the mean.
+    CHECK(same(1.0, 3.0, 0.0, 0.7));
+    CHECK(same(3.0, 1.0, 0.0, 0.7));
+    CHECK(same(-1.0, -3.0, 0.0, 0.7));
+    CHECK_FALSE(same(1.0, 3.0, 0.0, 0.6));
+  }
+  SUBCASE("zero tolerances ask for equality") {
+    CHECK(same(0.1, 0.1, 0.0, 0.0));
+    CHECK_FALSE(same(0.1, std::nextafter(0.1, 1.0), 0.0, 0.0));
+  }
+}
+
+TEST_CASE("io compare: frame times are compared, statuses are not") {
+  test::TempFolder folder("compare-time-status");
+  write_single(folder / "A", 0.5, "complete", 3, 1, 0.25);
+  write_single(folder / "B", 0.5, "failed: step 3 (t = 0.02 s): non-finite velocity at rod 'r' vertex 0", 3, 1, 0.25);
+  CompareResult result = compare_outputs(folder / "A", folder / "B");
+  CHECK(result.same);
+  CHECK(result.status_b.rfind("failed: ", 0) == 0);
+  CHECK(describe(result, {}).find("note: status is \"complete\" in A and \"failed: ") != std::string::npos);
+
+  write_single(folder / "C", 0.5, "complete", 3, 1, 0.25 + 1e-6);
+  result = compare_outputs(folder / "A", folder / "C");
+  CHECK_FALSE(result.same);
+  REQUIRE(result.first);
+  CHECK(result.first->quantity == "time");
+  CHECK(result.first->frame == 0);
+  CHECK(describe(result, {}).find("frame 0, time: ") != std::string::npos);
+}
+
+TEST_CASE("io compare: a different dimension or vertex count is different, without comparing values") {
+  test::TempFolder folder("compare-shape");
+  write_single(folder / "A", 0.5, "complete", 3, 2);
+  SUBCASE("dimension") {
+    write_single(folder / "B", 0.5, "complete", 2, 2);
+    const CompareResult result = compare_outputs(folder / "A", folder / "B");
+    CHECK_FALSE(result.same);
+    REQUIRE(result.structure.size() == 1);
+    CHECK(result.structure[0] == "dimensions differ: 3 in A, 2 in B");
+    CHECK(result.frames_compared == 0);
+  }
+  SUBCASE("vertex count") {
+    write_single(folder / "B", 0.5, "complete", 3, 3);
+    const CompareResult result = compare_outputs(folder / "A", folder / "B");
+    CHECK_FALSE(result.same);
+    REQUIRE(result.structure.size() == 1);
+    CHECK(result.structure[0] == "rod \"r\" has 2 vertices in A and 3 in B");
+    CHECK(result.frames_compared == 0);
+  }
+}
+
+TEST_CASE("io compare: an interrupted run is compared by every whole frame it has") {
+  // A killed run's manifest says "running" and may list fewer frames than are on disk: the
+  // frames past the list count, so a run killed after 4 of 4 frames equals the finished one.
+  test::TempFolder folder("compare-running");
+  const Manifest manifest = two_rods();
+  write(folder / "A", manifest, frames(manifest, 4));
+  {
+    FrameWriter writer(folder / "B", manifest, {1e9});  // the manifest is written once, at the start
+    for (const Frame& frame : frames(manifest, 4)) writer.write(frame);
+    // No finish(): as if killed.
+  }
+  REQUIRE(read_manifest(folder / "B").frame_count == 0);
+  const CompareResult result = compare_outputs(folder / "A", folder / "B");
+  CHECK(result.same);
+  CHECK(result.frames_compared == 4);
+  CHECK(result.status_b == "running");
 }

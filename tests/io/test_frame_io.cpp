@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "bristle/io/atomic_file.hpp"
 #include "bristle/io/frame_json.hpp"
@@ -212,4 +214,69 @@ TEST_CASE("io output folder emptiness and clearing") {
   CHECK_FALSE(fs::exists(fs::path(out) / "frames"));
   CHECK_FALSE(fs::exists(fs::path(out) / ".manifest.json.tmp"));
   CHECK(fs::exists(fs::path(out) / "notes.txt"));
+}
+
+TEST_CASE("io files are written to a temporary name and renamed, never in place") {
+  // If the temporary file cannot be created, nothing may appear under the final name and an
+  // existing file must keep its old contents: the writer never writes the target directly.
+  test::TempFolder folder("io-atomic");
+  const fs::path target = folder.path() / "file.json";
+  const fs::path temporary = folder.path() / ".file.json.tmp";
+  write_file_atomically(target.string(), "old contents\n");
+  CHECK_FALSE(fs::exists(temporary));  // renamed away on success
+
+  fs::create_directories(temporary);  // blocks the temporary file
+  CHECK_THROWS_AS(write_file_atomically(target.string(), "new contents\n"), OutputError);
+  std::ifstream stream(target, std::ios::binary);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  CHECK(text.str() == "old contents\n");
+
+  // The same through FrameWriter: a frame whose temporary file is blocked is not written at
+  // all, and the frame before it is untouched.
+  const std::string out = folder / "out";
+  const Manifest manifest = test_manifest(3);
+  std::mt19937_64 random(5);
+  FrameWriter writer(out, manifest, {0.0});
+  writer.write(random_frame(manifest, 0, random));
+  fs::create_directories(fs::path(out) / "frames" / ".000001.json.tmp");
+  CHECK_THROWS_AS(writer.write(random_frame(manifest, 1, random)), OutputError);
+  CHECK_FALSE(fs::exists(fs::path(out) / "frames" / "000001.json"));
+  CHECK_NOTHROW(read_frame_file((fs::path(out) / "frames" / "000000.json").string(), manifest));
+}
+
+TEST_CASE("io numbers in frame files read back bit for bit, extremes included") {
+  // Through the whole path (Frame -> file -> Frame), not only format_double: subnormals, the
+  // largest double, negative zero and values that need all 17 digits.
+  test::TempFolder folder("io-extremes");
+  const std::string out = folder / "out";
+  Manifest manifest = test_manifest(3);
+  manifest.rods = {{"x", 3, 1e-4}};
+  const double values[] = {4.9406564584124654e-324, -2.2250738585072009e-308, 1.7976931348623157e308, -0.0,
+                           0.1 + 0.2, 1.0 / 3.0, -9.81, 1e-19};
+  Frame frame;
+  frame.index = 0;
+  frame.time = 1.0 / 3.0;
+  RodFrame rod;
+  rod.name = "x";
+  rod.positions = {Vec3(values[0], values[1], values[2]), Vec3(values[3], values[4], values[5]),
+                   Vec3(values[6], values[7], 0.0)};
+  rod.velocities = {Vec3(values[7], values[6], values[5]), Vec3(values[4], values[3], values[2]),
+                    Vec3(values[1], values[0], -0.0)};
+  frame.rods.push_back(rod);
+  {
+    FrameWriter writer(out, manifest, {0.0});
+    writer.write(frame);
+    writer.finish("complete");
+  }
+  const Frame read = OutputFolder(out).frame(0);
+  auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  CHECK(same_bits(read.time, frame.time));
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(i);
+      CAPTURE(k);
+      CHECK(same_bits(read.rods[0].positions[i][k], frame.rods[0].positions[i][k]));
+      CHECK(same_bits(read.rods[0].velocities[i][k], frame.rods[0].velocities[i][k]));
+    }
 }

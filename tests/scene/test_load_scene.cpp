@@ -1,4 +1,5 @@
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -266,4 +267,32 @@ TEST_CASE("scene: load_scene reports files it cannot read and syntax errors with
     CHECK(e.message().find("invalid JSON at column 3") == 0);
     CHECK(std::string(e.what()).find("syntax_error.json:7: invalid JSON at column 3: ") != std::string::npos);
   }
+}
+
+TEST_CASE("scene: the complete scenes in docs/scene-format.md load") {
+  // The documentation's examples are scenes users copy: each complete one (a JSON block with
+  // a "format" key) must load as written, so the page cannot drift from the loader.
+  std::ifstream in(std::string(bristle::test::kSourceDir) + "/docs/scene-format.md");
+  REQUIRE(in);
+  std::string line, block;
+  bool inside = false;
+  int loaded = 0;
+  int line_number = 0, block_start = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!inside && line == "```json") {
+      inside = true;
+      block.clear();
+      block_start = line_number + 1;
+    } else if (inside && line == "```") {
+      inside = false;
+      if (block.rfind("{", 0) != 0 || block.find("\"format\": \"bristle-scene/1\"") == std::string::npos) continue;
+      CAPTURE(block_start);
+      CHECK_NOTHROW(load_scene_from_string(block, "docs/scene-format.md"));
+      ++loaded;
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  CHECK(loaded >= 2);  // the minimal and the full example
 }
