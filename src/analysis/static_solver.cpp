@@ -243,10 +243,11 @@ std::string unsupported_rod(const Model& full) {
       net += load.force;
       magnitude += load.force.norm();
     }
-    if (net.head(D).norm() > 1e-12 * magnitude) {
+    if (D == 2) net.z() = 0.0;  // only the plane's components act
+    if (net.norm() > 1e-12 * magnitude) {
       std::ostringstream message;
       message << "static solve: rod '" << rod.name << "' has no fixed vertex and a net external force of "
-              << net.head(D).norm() << " N (gravity and loads) with no collider to rest on: it has no "
+              << net.norm() << " N (gravity and loads) with no collider to rest on: it has no "
               << "equilibrium (it would fall forever); fix a vertex or add a collider";
       return message.str();
     }

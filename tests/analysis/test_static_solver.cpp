@@ -141,6 +141,16 @@ TEST_CASE("analysis static: failures are reported, not thrown") {
   State bad = initial_state(c.model);
   bad.positions[4] = std::nan("");
   CHECK_FALSE(solve_static(c.model, bad, {}).ok);
+
+  // Nothing holds the rod and nothing to rest on: no equilibrium, said at once.
+  Cantilever loose = make_cantilever(spec);
+  loose.model.rods[0].fixed.clear();
+  loose.model.finalize();
+  State falling = initial_state(loose.model);
+  const StaticResult none = solve_static(loose.model, falling, {});
+  CHECK_FALSE(none.ok);
+  CHECK(none.iterations == 0);
+  CHECK(none.message.find("rod 'rod' has no fixed vertex") != std::string::npos);
 }
 
 TEST_CASE("analysis static: a straight column above its buckling load is a saddle; saddle escapes bend it") {

@@ -60,7 +60,7 @@ TEST_CASE("scene pose 2D: the tip lands on the target, bones keep their lengths,
   const double d1 = 0.03, d2 = 0.02;
   const Vec3 root(0.01, 0.02, 0.0);
   for (int bend : {1, -1}) {
-    for (const Vec3 offset : {Vec3(0.03, 0.02, 0.0), Vec3(-0.01, 0.025, 0.0), Vec3(0.0, -0.045, 0.0), Vec3(0.02, 0.0, 0.0)}) {
+    for (const Vec3& offset : {Vec3(0.03, 0.02, 0.0), Vec3(-0.01, 0.025, 0.0), Vec3(0.0, -0.045, 0.0), Vec3(0.02, 0.0, 0.0)}) {
       CAPTURE(bend);
       CAPTURE(offset.transpose());
       const Vec3 target = root + offset;
@@ -92,7 +92,7 @@ TEST_CASE("scene pose 2D: the tip lands on the target, bones keep their lengths,
 
 TEST_CASE("scene pose 3D: the turn is counter-clockwise about the normal; the default normal keeps the given bend") {
   const Vec3 root(0.01, 0.02, 0.0), target(0.02, 0.03, 0.03);
-  for (const Vec3 normal : {Vec3(0, 0, 1), Vec3(0, 0, -1), Vec3(1, -1, 0.5)}) {
+  for (const Vec3& normal : {Vec3(0, 0, 1), Vec3(0, 0, -1), Vec3(1, -1, 0.5)}) {
     CAPTURE(normal.transpose());
     const Scene scene = load(arm_scene(3, {{"target", {target.x(), target.y(), target.z()}},
                                            {"normal", {normal.x(), normal.y(), normal.z()}}}));
