@@ -109,7 +109,10 @@ ModalResult modal_analysis(const Model& model, const State& linearisation_point,
     if (f < 0) continue;
     free_to_dof[f] = dof;
     inv_sqrt_mass[f] = 1.0 / std::sqrt(mass[dof]);
-    result.max_force = std::max(result.max_force, std::abs(gradient[dof]));
+    if (result.max_force_dof < 0 || std::abs(gradient[dof]) > result.max_force) {
+      result.max_force = std::abs(gradient[dof]);
+      result.max_force_dof = dof;
+    }
   }
   if (!inv_sqrt_mass.allFinite()) {
     result.message = "modal analysis: a free vertex has zero mass";

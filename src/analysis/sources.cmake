@@ -3,4 +3,5 @@ list(APPEND BRISTLE_SOURCES
   src/analysis/modes.cpp
   src/analysis/static_solver.cpp
   src/analysis/stability.cpp
-  src/analysis/pose.cpp)
+  src/analysis/pose.cpp
+  src/analysis/contact_barrier.cpp)

@@ -8,6 +8,8 @@
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCholesky>
 
+#include "bristle/analysis/contact_barrier.hpp"
+#include "bristle/analysis/modes.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
 
 namespace bristle {
@@ -75,8 +77,9 @@ struct StepOutcome {
 /// Newton with line search on one load level. `x` is updated in place.
 class NewtonSolver {
  public:
-  NewtonSolver(const Model& model, const StaticSettings& settings, StaticResult& result)
-      : layout_(model.layout), settings_(settings), result_(result), assembler_(model) {
+  NewtonSolver(const Model& model, const ContactBarrier& barrier, const StaticSettings& settings,
+               StaticResult& result)
+      : layout_(model.layout), settings_(settings), result_(result), barrier_(barrier), assembler_(model) {
     solver_.preconditioner().set_blocks(layout_.rod_free_ranges());
     solver_.setTolerance(settings.cg_tolerance);
     solver_.setMaxIterations(settings.cg_max_iterations);
@@ -89,6 +92,7 @@ class NewtonSolver {
     assemble_hessian(x, gradient);
     double residual = free_residual(layout_, gradient);
     EnergyBreakdown energy = assembler_.potential_energies(x, 0.0);
+    double contact = barrier_.energy(x);
 
     for (int it = 0;; ++it) {
       result_.residual = residual;
@@ -120,8 +124,8 @@ class NewtonSolver {
 
       // Backtracking (Armijo) line search on U.
       const double slope = g_free.dot(d_free);  // < 0
-      const double e0 = energy.potential();
-      const double noise = 64.0 * kEps * energy_magnitude(energy);
+      const double e0 = energy.potential() + contact;
+      const double noise = 64.0 * kEps * (energy_magnitude(energy) + std::abs(contact));
       double step = 1.0;
       bool accepted = false;
       for (int b = 0; b <= settings_.max_backtracks; ++b, step *= 0.5) {
@@ -130,18 +134,25 @@ class NewtonSolver {
           const int f = layout_.free_index(dof);
           if (f >= 0) x_trial[dof] += step * d_free[f];
         }
+        // A collapsed edge has no direction (the kernels assert on it), a penetrating vertex
+        // infinite energy: both are points the line search must step back from.
+        if (assembler_.find_collapsed_edge(x_trial) >= 0) continue;
+        const double contact1 = barrier_.energy(x_trial);
+        if (!std::isfinite(contact1)) continue;
         const EnergyBreakdown e1 = assembler_.potential_energies(x_trial, 0.0);
-        const double u1 = e1.potential();
+        const double u1 = e1.potential() + contact1;
         if (!std::isfinite(u1)) continue;
         if (u1 <= e0 + settings_.armijo * step * slope) {
           accepted = true;
         } else if (u1 - e0 <= noise) {
           // Energy change below round-off: judge the step by the force instead.
           assembler_.assemble(x_trial, 0.0, settings_.projection, 0.0, gradient_trial);
+          barrier_.add(x_trial, settings_.projection, gradient_trial, nullptr);
           accepted = free_residual(layout_, gradient_trial) < residual;
         }
         if (accepted) {
           energy = e1;
+          contact = contact1;
           break;
         }
       }
@@ -165,10 +176,12 @@ class NewtonSolver {
   void assemble_hessian(const VecX& x, VecX& gradient) {
     if (settings_.exact_when_definite) {
       assembler_.assemble(x, 0.0, HessianProjection::Exact, 1.0, gradient);
+      barrier_.add(x, HessianProjection::Exact, gradient, &assembler_.matrix());
       solver_.preconditioner().compute(assembler_.matrix());
       if (solver_.preconditioner().failed_blocks() == 0) return;
     }
     assembler_.assemble(x, 0.0, settings_.projection, 1.0, gradient);
+    barrier_.add(x, settings_.projection, gradient, &assembler_.matrix());
   }
 
   /// d = -(K+ + mu diag K+)^-1 g, mu = 0 first; a descent direction (g . d < 0) or false.
@@ -204,11 +217,65 @@ class NewtonSolver {
   const DofLayout& layout_;
   const StaticSettings& settings_;
   StaticResult& result_;
+  const ContactBarrier& barrier_;
   SystemAssembler assembler_;
   Solver solver_;
 };
 
+/// Without colliders a rod with no fixed vertex can balance no net external force: no
+/// equilibrium exists, and Newton would chase the rod downhill until it gives up. Say so at
+/// once ("" when every rod can be in equilibrium).
+std::string unsupported_rod(const Model& full) {
+  if (!full.colliders.empty()) return "";
+  const int D = full.dimension;
+  for (int r = 0; r < static_cast<int>(full.rods.size()); ++r) {
+    const Rod& rod = full.rods[r];
+    if (!rod.fixed.empty()) continue;
+    Vec3 net = Vec3::Zero();
+    double magnitude = 0.0;
+    for (int i = 0; i < rod.vertex_count(); ++i) {
+      const Vec3 weight = rod.vertex_mass(i) * full.gravity;
+      net += weight;
+      magnitude += weight.norm();
+    }
+    for (const PointLoad& load : full.loads) {
+      if (load.rod != r) continue;
+      net += load.force;
+      magnitude += load.force.norm();
+    }
+    if (D == 2) net.z() = 0.0;  // only the plane's components act
+    if (net.norm() > 1e-12 * magnitude) {
+      std::ostringstream message;
+      message << "static solve: rod '" << rod.name << "' has no fixed vertex and a net external force of "
+              << net.norm() << " N (gravity and loads) with no collider to rest on: it has no "
+              << "equilibrium (it would fall forever); fix a vertex or add a collider";
+      return message.str();
+    }
+  }
+  return "";
+}
+
+/// The largest vertex displacement of a DOF vector [m].
+double largest_displacement(const Model& model, const VecX& u) {
+  const int D = model.dimension;
+  double largest = 0.0;
+  for (int v = 0; v < model.layout.vertex_count(); ++v)
+    largest = std::max(largest, u.segment(model.layout.vertex_dof(v), D).norm());
+  return largest;
+}
+
+double longest_rod(const Model& model) {
+  double longest = 0.0;
+  for (const Rod& rod : model.rods) longest = std::max(longest, rod.rest_length());
+  return longest;
+}
+
 }  // namespace
+
+double static_force_tolerance(const Model& model, const VecX& x, double relative) {
+  const Model full = scaled_model(model, 1.0, std::numeric_limits<double>::infinity());
+  return relative * force_scale(full) + roundoff_floor(model, x);
+}
 
 StaticResult solve_static(const Model& model, State& state, const StaticSettings& settings) {
   StaticResult result;
@@ -223,20 +290,29 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
   auto tolerance_at = [&](double relative, const VecX& x) {
     return relative * result.force_scale + roundoff_floor(model, x);
   };
+  const ContactBarrier barrier(full, result.force_scale);
 
   VecX x = state.positions;
+  std::string failure = unsupported_rod(full);
+  if (failure.empty() && barrier.enabled()) {
+    failure = barrier.lift_out(x);
+    if (!failure.empty()) failure = "static solve: " + failure;
+  }
+  if (failure.empty() && SystemAssembler(model).find_collapsed_edge(x) >= 0)
+    failure = "static solve: the initial state has an edge of zero length";
+
   const int steps = std::max(1, settings.load_steps);
   // Load levels still to reach, as a stack (a failed increment pushes its midpoint).
   std::vector<double> targets;
-  for (int k = steps; k >= 1; --k) targets.push_back(static_cast<double>(k) / steps);
+  if (failure.empty())
+    for (int k = steps; k >= 1; --k) targets.push_back(static_cast<double>(k) / steps);
   double level = 0.0;
   int subdivisions = 0;
-  std::string failure;
   while (!targets.empty()) {
     const double target = targets.back();
     const bool last = target >= 1.0;
     const Model scaled = scaled_model(model, target, settings.load_time);
-    NewtonSolver newton(scaled, settings, result);
+    NewtonSolver newton(scaled, barrier, settings, result);
     VecX x_try = x;
     const StepOutcome outcome =
         newton.solve(x_try, tolerance_at(last ? settings.tolerance : settings.intermediate_tolerance, x_try));
@@ -258,19 +334,60 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
     targets.push_back(0.5 * (level + target));
   }
 
-  state.positions = x;
-  if (state.velocities.size() != layout.dof_count()) state.velocities = VecX::Zero(layout.dof_count());
   SystemAssembler assembler(full);
   VecX gradient;
+  // Stable iff the exact Hessian is positive definite (Cholesky succeeds).
+  auto is_stable = [&](const VecX& at) {
+    if (layout.free_dof_count() == 0) return true;
+    assembler.assemble(at, 0.0, HessianProjection::Exact, 1.0, gradient);
+    barrier.add(at, HessianProjection::Exact, gradient, &assembler.matrix());
+    Eigen::SimplicialLLT<SparseMatrix> cholesky(assembler.matrix());
+    return cholesky.info() == Eigen::Success;
+  };
+  result.stable = failure.empty() ? is_stable(x) : false;
+
+  // Push off a saddle along its unstable mode and solve again (see the header).
+  for (int escape = 0; failure.empty() && !result.stable && escape < settings.saddle_escapes; ++escape) {
+    State at = state;
+    at.positions = x;
+    ModalSettings modal;
+    modal.count = 1;
+    modal.want_shapes = true;
+    const ModalResult modes = modal_analysis(full, at, modal);
+    if (!modes.ok || modes.shapes.empty()) break;
+    result.unstable_modes = modes.unstable_count;
+    if (modes.unstable_count == 0) break;  // singular, not unstable: nothing to push along
+    const double size = largest_displacement(full, modes.shapes[0]);
+    if (!(size > 0.0)) break;
+    VecX x_try = x + (settings.escape_amplitude * longest_rod(full) / size) * modes.shapes[0];
+    if (barrier.enabled() && !barrier.lift_out(x_try).empty()) break;
+    ++result.saddle_escapes;
+    NewtonSolver newton(full, barrier, settings, result);
+    if (!newton.solve(x_try, tolerance_at(settings.tolerance, x_try)).converged) break;  // keep the saddle
+    x.swap(x_try);
+    result.stable = is_stable(x);
+  }
+  if (failure.empty() && result.saddle_escapes > 0) {
+    State at = state;
+    at.positions = x;
+    ModalSettings modal;
+    modal.count = 1;
+    const ModalResult modes = modal_analysis(full, at, modal);
+    if (modes.ok) result.unstable_modes = modes.unstable_count;
+  }
+
+  state.positions = x;
+  if (state.velocities.size() != layout.dof_count()) state.velocities = VecX::Zero(layout.dof_count());
   assembler.assemble(x, 0.0, HessianProjection::Projected, 0.0, gradient);
+  barrier.add(x, HessianProjection::Projected, gradient, nullptr);
   result.residual = free_residual(layout, gradient);
   result.tolerance = tolerance_at(settings.tolerance, x);
   result.energies = assembler.potential_energies(x, 0.0);
-  // Stable iff the exact Hessian is positive definite (Cholesky succeeds).
-  if (layout.free_dof_count() > 0) {
-    assembler.assemble(x, 0.0, HessianProjection::Exact, 1.0, gradient);
-    Eigen::SimplicialLLT<SparseMatrix> cholesky(assembler.matrix());
-    result.stable = cholesky.info() == Eigen::Success;
+  if (barrier.enabled()) {
+    const BarrierContacts contacts = barrier.contacts(x);
+    result.contacts = contacts.contacts;
+    result.min_gap = contacts.min_gap;
+    result.contact_forces = contacts.normal_force;
   }
   result.ok = failure.empty();
   result.message = failure;

@@ -6,6 +6,7 @@
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/cli/progress.hpp"
+#include "bristle/analysis/static_solver.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/runner/run_simulation.hpp"
 #include "bristle/scene/load_scene.hpp"
@@ -22,6 +23,13 @@ const char* const kUsage =
     "an invalid scene is reported with its JSON pointer and nothing is written.\n"
     "Progress goes to stderr: a bar when stderr is a terminal, a line every 10% otherwise.\n"
     "\n"
+    "A static scene (\"solver\": {\"mode\": \"static\"}) is solved for its equilibrium under\n"
+    "gravity, loads (in full) and frictionless contact, by Newton's method with a line search\n"
+    "on the potential energy (docs/analysis.md). It writes two frames: 0 the initial state,\n"
+    "1 the equilibrium (its stats: Newton iterations, force residual and tolerance, stable).\n"
+    "An unstable equilibrium (a saddle, e.g. a straight column above its buckling load) is\n"
+    "pushed along its unstable mode and solved again; if it stays unstable a warning says so.\n"
+    "\n"
     "options:\n"
     "  -o, --output OUT  the output folder; created if missing; must be empty unless --force\n"
     "  --force           reuse a non-empty OUT: its manifest.json and frames/ are removed first\n"
@@ -29,8 +37,8 @@ const char* const kUsage =
     "  --quiet           no progress and no summary line (errors are still printed)\n"
     "  -h, --help        show this help\n"
     "\n"
-    "exit codes: 0 complete, 1 the simulation failed (frames before the failure are kept and\n"
-    "the manifest says why), 2 bad usage, invalid scene or unusable OUT\n";
+    "exit codes: 0 complete, 1 the simulation or the static solve failed (frames before the\n"
+    "failure are kept and the manifest says why), 2 bad usage, invalid scene or unusable OUT\n";
 
 namespace fs = std::filesystem;
 
@@ -45,6 +53,7 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
 
   // Validate everything before touching OUT.
   const Scene scene = load_scene(parsed.positionals[0]);
+  for (const std::string& warning : scene.warnings) context.err << "warning: " << warning << "\n";
 
   std::error_code error;
   if (fs::exists(*out, error) && !fs::is_directory(*out, error)) {
@@ -56,23 +65,36 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
                 << "its frames (manifest.json and frames/ are removed, other files kept)\n";
     return kExitUsage;
   }
-  RunOptions options;
-  // TODO(static): options.static_solver = <analysis/static_solver.hpp's solver> once it exists.
-  if (scene.mode == SolverMode::Static && !options.static_solver) {
-    context.err << "error: " << scene.source_path << ": /solver/mode: static mode is not available yet in "
-                << "this build (use \"dynamic\")\n";
-    return kExitUsage;
-  }
   if (force) clear_output_folder(*out);
 
+  const bool is_static = scene.mode == SolverMode::Static;
   ProgressPrinter printer(context.err, context.err_is_terminal);
   ProgressCallback progress;
-  if (!quiet) progress = [&printer](const RunProgress& p) { printer.update(p); };
-  const RunResult result = run_simulation(scene, *out, options, progress);
+  // A static solve has no steps to count: its summary line says what it did.
+  if (!quiet && !is_static) progress = [&printer](const RunProgress& p) { printer.update(p); };
+  const RunResult result = run_simulation(scene, *out, RunOptions(), progress);
   printer.finish();
 
   switch (result.outcome) {
     case RunOutcome::Complete: {
+      if (is_static) {
+        const StaticResult& s = result.static_result;
+        if (!s.stable) {
+          context.err << "warning: the equilibrium found is not stable (the exact Hessian there is not "
+                      << "positive definite";
+          if (s.unstable_modes > 0) context.err << ": " << s.unstable_modes << " unstable mode(s)";
+          context.err << "); a small disturbance would move the rods away from it\n";
+        }
+        if (!quiet) {
+          char line[320];
+          std::snprintf(line, sizeof(line),
+                        "static equilibrium: %d Newton iterations, |grad U| = %.3g N (tolerance %.3g N), %s; "
+                        "%.3g s wall time",
+                        s.iterations, s.residual, s.tolerance, s.stable ? "stable" : "NOT stable", result.wall_seconds);
+          context.out << "complete: " << *out << " (" << line << ")\n";
+        }
+        return kExitSuccess;
+      }
       if (!quiet) {
         char line[256];
         std::snprintf(line, sizeof(line), "%d frames, %lld steps, %.4g s simulated in %.3g s wall time",
@@ -82,7 +104,7 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
       return kExitSuccess;
     }
     case RunOutcome::Failed:
-      context.err << "error: simulation failed: " << result.message << "\n"
+      context.err << "error: " << (is_static ? "" : "simulation failed: ") << result.message << "\n"
                   << "  frames 0.." << result.frames_written - 1 << " are kept in " << *out
                   << "; its manifest says \"" << result.status << "\"\n";
       return kExitFailure;

@@ -27,26 +27,36 @@ RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& 
   RunResult result;
   const Model& model = scene.model;
   State state = initial_state(model);
-  ImplicitEuler energies(model, scene.solver);  // only for the energies of frame 0
+  const ImplicitEuler energies(model, scene.solver);  // only for the frames' energies
 
+  RunProgress report;
+  report.frame_count = 2;
+  report.duration = scene.time.duration;
   Frame initial = make_frame(model, state, 0);
   initial.stats = FrameStats().take(energies.energies(state));
+  initial.stats["mode"] = "static";
   writer.write(initial);
   result.frames_written = 1;
+  report.frame_written = true;
+  report.elapsed_seconds = seconds_since(start);
+  if (progress) progress(report);
 
-  StaticSolveResult solved = options.static_solver(scene, state);
-  if (!solved.ok) {
+  result.static_result = solve_static(model, state, options.static_settings);
+  if (!result.static_result.ok) {
     result.outcome = RunOutcome::Failed;
-    result.message = "static solve: " + solved.failure;
+    result.message = result.static_result.message;
     result.status = "failed: " + result.message;
     writer.finish(result.status);
     result.wall_seconds = seconds_since(start);
     return result;
   }
-  Frame equilibrium = make_frame(model, solved.state, 1);
-  nlohmann::json stats = solved.stats;
-  stats["energies"] = energies_to_json(energies.energies(solved.state));
-  equilibrium.stats = std::move(stats);
+  // The equilibrium stands for where the scene comes to rest: it is written at the end of
+  // the scene's time span (the time has no other meaning; loads are applied in full).
+  state.time = scene.time.duration;
+  Frame equilibrium = make_frame(model, state, 1);
+  equilibrium.stats = static_stats(result.static_result);
+  // Energies under the loads the solve used (in full), kinetic zero.
+  equilibrium.stats["energies"] = energies_to_json(result.static_result.energies);
   writer.write(equilibrium);
   result.frames_written = 2;
   result.outcome = RunOutcome::Complete;
@@ -54,17 +64,43 @@ RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& 
   writer.finish(result.status);
   result.wall_seconds = seconds_since(start);
   if (progress) {
-    RunProgress report;
     report.frame = 1;
-    report.frame_count = 2;
+    report.time = state.time;
     report.elapsed_seconds = result.wall_seconds;
-    report.frame_written = true;
     progress(report);
   }
   return result;
 }
 
 }  // namespace
+
+StaticSettings static_run_settings() {
+  StaticSettings settings;
+  settings.saddle_escapes = 3;
+  return settings;
+}
+
+nlohmann::json static_stats(const StaticResult& result) {
+  nlohmann::json json;
+  json["mode"] = "static";
+  json["newton_iterations"] = result.iterations;
+  json["residual"] = result.residual;
+  json["tolerance"] = result.tolerance;
+  json["force_scale"] = result.force_scale;
+  json["relative_residual"] = result.force_scale > 0.0 ? result.residual / result.force_scale : 0.0;
+  json["stable"] = result.stable;
+  json["unstable_modes"] = result.unstable_modes;
+  json["saddle_escapes"] = result.saddle_escapes;
+  json["load_steps"] = result.load_steps;
+  json["cg_iterations"] = result.cg_iterations;
+  json["regularised_solves"] = result.regularised_solves;
+  if (!result.contact_forces.empty()) {
+    json["contacts"] = result.contacts;
+    json["min_gap"] = result.min_gap;
+    json["contact_forces"] = result.contact_forces;
+  }
+  return json;
+}
 
 Manifest make_manifest(const Scene& scene) {
   Manifest manifest;
@@ -108,15 +144,6 @@ Frame make_frame(const Model& model, const State& state, int index) {
 RunResult run_simulation(const Scene& scene, const std::string& out_dir, const RunOptions& options,
                          const ProgressCallback& progress) {
   const Clock::time_point start = Clock::now();
-  if (scene.mode == SolverMode::Static && !options.static_solver) {
-    // TODO(static): wire in the static solver (analysis/static_solver.hpp) through
-    // RunOptions::static_solver in the command line's `run` once it exists.
-    RunResult result;
-    result.outcome = RunOutcome::NotRun;
-    result.message = "static mode (solver.mode = \"static\") is not available yet in this build";
-    return result;
-  }
-
   FrameWriterOptions writer_options;
   writer_options.manifest_interval_seconds = options.manifest_interval_seconds;
   FrameWriter writer(out_dir, make_manifest(scene), writer_options);

@@ -119,9 +119,11 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   out["materials"] = materials.expanded;
 
   auto rods = read_rods(root.require("rods"), model.dimension, materials.value);
-  for (RodSpec& rod : rods.value)
+  for (RodSpec& rod : rods.value) {
+    for (std::string& warning : rod.warnings) scene.warnings.push_back(std::move(warning));
     model.rods.push_back(make_rod(std::move(rod.name), rod.material, std::move(rod.vertices),
                                   std::move(rod.fixed), rod.rest, model.dimension));
+  }
   model.finalize();
   out["rods"] = std::move(rods.expanded);
 

@@ -136,7 +136,7 @@ void RodsReader::count_vertices(const ObjectReader& reader, std::size_t count) {
 }
 
 void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
-  const ObjectReader reader = entry.object({"name", "material", "vertices", "generator", "fixed", "rest"});
+  const ObjectReader reader = entry.object({"name", "material", "vertices", "generator", "fixed", "rest", "pose"});
   const std::string name = reader.has("name") ? reader.require("name").name() : "rod" + std::to_string(index);
   const RodMaterial material = read_rod_material(reader.require("material"), materials_);
   std::string rest = "initial";
@@ -159,6 +159,24 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     is_brush = generated.is_brush;
   }
 
+  // A pose places the middle and last vertex of a 3-vertex rod (read_pose.cpp); the given
+  // vertices are checked first, since they set the bone lengths.
+  nlohmann::json pose_expanded;
+  std::string pose_warning;
+  if (const auto p = reader.find("pose")) {
+    if (is_brush) reader.fail_at("pose", "a pose places one 3-vertex rod, not the bristles of a brush");
+    if (const auto bad = find_degeneracy(shapes.front())) {
+      if (given)
+        entry.source().fail(pointer_append(reader.pointer_to("vertices"), static_cast<std::size_t>(bad->vertex)),
+                            bad->message);
+      reader.fail_at("generator", bad->message);
+    }
+    PoseResult posed = read_pose(*p, shapes.front(), dimension_);
+    shapes.front() = std::move(posed.vertices);
+    pose_expanded = std::move(posed.expanded);
+    pose_warning = std::move(posed.warning);
+  }
+
   // A brush clamps its bristles' roots unless told otherwise. Every bristle of a brush has
   // the same vertex count, so one check of the indices covers them all.
   std::vector<int> fixed;
@@ -176,13 +194,19 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     const std::string rod_name = claim_name(reader, is_brush ? name + "_" + std::to_string(k) : name, is_brush);
     count_vertices(reader, vertices.size());
 
-    result_.expanded.push_back({{"name", rod_name},
-                                {"material", material.expanded},
-                                {"vertices", vertices_json(vertices, dimension_)},
-                                {"fixed", fixed},
-                                {"rest", rest}});
-    result_.value.push_back(RodSpec{rod_name, material.material, std::move(vertices), fixed,
-                                    rest == "straight" ? RestShape::Straight : RestShape::Initial});
+    nlohmann::json expanded = {{"name", rod_name},
+                               {"material", material.expanded},
+                               {"vertices", vertices_json(vertices, dimension_)},
+                               {"fixed", fixed},
+                               {"rest", rest}};
+    // The vertices above are already posed; posing them again gives the same (the bones and
+    // the target are unchanged), so the expanded scene reloads to the same rod.
+    if (!pose_expanded.is_null()) expanded["pose"] = pose_expanded;
+    result_.expanded.push_back(std::move(expanded));
+    RodSpec spec{rod_name, material.material, std::move(vertices), fixed,
+                 rest == "straight" ? RestShape::Straight : RestShape::Initial, {}};
+    if (!pose_warning.empty()) spec.warnings.push_back(pose_warning);
+    result_.value.push_back(std::move(spec));
   }
 }
 

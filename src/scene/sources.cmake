@@ -10,6 +10,7 @@ list(APPEND BRISTLE_SOURCES
   src/scene/read_materials.cpp
   src/scene/read_generator.cpp
   src/scene/read_rods.cpp
+  src/scene/read_pose.cpp
   src/scene/read_loads.cpp
   src/scene/read_colliders.cpp
   src/scene/load_scene.cpp)

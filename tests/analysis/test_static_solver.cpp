@@ -141,4 +141,87 @@ TEST_CASE("analysis static: failures are reported, not thrown") {
   State bad = initial_state(c.model);
   bad.positions[4] = std::nan("");
   CHECK_FALSE(solve_static(c.model, bad, {}).ok);
+
+  // Nothing holds the rod and nothing to rest on: no equilibrium, said at once.
+  Cantilever loose = make_cantilever(spec);
+  loose.model.rods[0].fixed.clear();
+  loose.model.finalize();
+  State falling = initial_state(loose.model);
+  const StaticResult none = solve_static(loose.model, falling, {});
+  CHECK_FALSE(none.ok);
+  CHECK(none.iterations == 0);
+  CHECK(none.message.find("rod 'rod' has no fixed vertex") != std::string::npos);
+}
+
+TEST_CASE("analysis static: a straight column above its buckling load is a saddle; saddle escapes bend it") {
+  CantileverSpec spec;
+  spec.segments = 16;
+  spec.direction = Vec3::UnitY();
+  spec.gamma = 10.0;  // above Greenhill's 7.8373
+  const Cantilever c = make_cantilever(spec);
+
+  State straight = initial_state(c.model);
+  const StaticResult saddle = solve_static(c.model, straight, {});
+  REQUIRE(saddle.ok);
+  CHECK_FALSE(saddle.stable);
+  CHECK(saddle.saddle_escapes == 0);
+  CHECK(std::abs(vertex_position(c.model, straight.positions, 0, c.tip).x()) < 1e-12);
+
+  StaticSettings escaping;
+  escaping.saddle_escapes = 3;
+  State bent = initial_state(c.model);
+  const StaticResult buckled = solve_static(c.model, bent, escaping);
+  INFO(buckled.message);
+  REQUIRE(buckled.ok);
+  const Vec3 tip = vertex_position(c.model, bent.positions, 0, c.tip);
+  MESSAGE("Gamma = 10 column after " << buckled.saddle_escapes << " saddle escape(s): tip (" << tip.x() << ", "
+                                     << tip.y() << ") L, " << buckled.iterations << " Newton iterations");
+  CHECK(buckled.stable);
+  CHECK(buckled.saddle_escapes >= 1);
+  CHECK(buckled.unstable_modes == 0);
+  CHECK(buckled.residual <= buckled.tolerance);
+  CHECK(std::abs(tip.x()) > 0.2);
+
+  // Below the threshold the straight column is a minimum: nothing to escape from.
+  spec.gamma = 6.0;
+  const Cantilever below = make_cantilever(spec);
+  State upright = initial_state(below.model);
+  const StaticResult standing = solve_static(below.model, upright, escaping);
+  REQUIRE(standing.ok);
+  CHECK(standing.stable);
+  CHECK(standing.saddle_escapes == 0);
+}
+
+TEST_CASE("analysis static: a cantilever propped on a sphere at its tip carries 3/8 of its weight there") {
+  // Propped cantilever (clamped at s = 0, simply supported at s = L) under its own weight w L:
+  // the support reaction is 3 w L / 8 (small deflection; Timoshenko, Strength of Materials I,
+  // the statically indeterminate beam). Gamma = 0.1 keeps the deflection small. The sphere
+  // touches the straight rod's surface at the tip and falls away fast enough that no other
+  // vertex reaches it.
+  CantileverSpec spec;
+  spec.segments = 40;
+  spec.gamma = 0.1;
+  Cantilever c = make_cantilever(spec);
+  Collider sphere;
+  sphere.type = ColliderType::Sphere;
+  sphere.radius = 0.05;
+  sphere.center = Vec3(c.L, -spec.radius - sphere.radius, 0.0);
+  c.model.colliders.push_back(sphere);
+  State state = initial_state(c.model);
+  const StaticResult r = solve_static(c.model, state, {});
+  INFO(r.message);
+  REQUIRE(r.ok);
+  CHECK(r.stable);
+  CHECK(r.residual <= r.tolerance);
+  REQUIRE(r.contact_forces.size() == 1);
+  CHECK(r.contacts == 1);
+  const double weight = c.rhoA * 9.81 * c.L;
+  MESSAGE("propped cantilever, 40 edges: support force " << r.contact_forces[0] / weight << " w L (3/8 = 0.375), gap "
+                                                          << r.min_gap / spec.radius << " r, " << r.iterations
+                                                          << " Newton iterations");
+  CHECK(r.contact_forces[0] / weight == doctest::Approx(0.375).epsilon(0.01));
+  CHECK(r.min_gap > 0.0);
+  CHECK(r.min_gap < 0.01 * spec.radius);
+  // The tip stays on the support: its centre within the gap of where it started.
+  CHECK(std::abs(vertex_position(c.model, state.positions, 0, c.tip).y()) < 0.01 * spec.radius);
 }

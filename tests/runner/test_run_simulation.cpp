@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "bristle/analysis/elastica.hpp"
 #include "bristle/io/output_reader.hpp"
 #include "bristle/runner/run_simulation.hpp"
 #include "bristle/scene/load_scene.hpp"
@@ -126,31 +128,139 @@ TEST_CASE("runner stops at a failing step, keeps the frames and says why in the 
   for (int k = 0; k < read.frame_count(); ++k) CHECK(read.frame(k).index == k);
 }
 
-TEST_CASE("runner static mode: refused without a solver, two frames with one") {
-  Scene scene = bundled("hanging_bristle");
-  scene.mode = SolverMode::Static;
+namespace {
+
+constexpr double kGravity = 9.81;
+
+/// A 2D rod of `segments` edges whose clamp (the midpoint of its first edge, vertices 0 and 1
+/// fixed) is at the origin, of length L = 1 m from there along `axis` (+x or +y), with
+/// density set for gravito-bending number Gamma = rho A g L^3 / (E I). `bow` displaces vertex
+/// i across the axis by bow * s_i^2 (s_i its distance from the clamp; the clamped edge stays
+/// on the axis): a slight imperfection when the rest shape is straight.
+std::string rod_scene(int segments, double gamma, bool vertical, double bow, const std::string& extra = "") {
+  const double length = 1.0, radius = 1e-3, youngs = 1e9;
+  const double h = length / (segments - 0.5);
+  const double density = gamma * youngs * radius * radius / (4.0 * kGravity * length * length * length);
+  std::ostringstream json;
+  json.precision(17);
+  json << R"({"format": "bristle-scene/1", "name": "rod", "dimension": 2,
+    "time": {"dt": 0.01, "duration": 0.5, "frame_dt": 0.5}, "gravity": [0, -9.81],
+    "solver": {"mode": "static"},
+    "materials": {"m": {"density": )" << density << R"(, "radius": )" << radius
+       << R"(, "youngs_modulus": )" << youngs << R"(}},
+    "rods": [{"name": "rod", "material": "m", "rest": "straight", "fixed": [0, 1], "vertices": [)";
+  for (int i = 0; i <= segments; ++i) {
+    const double s = (i - 0.5) * h;
+    const double across = i <= 1 ? 0.0 : bow * (s * s - 0.25 * h * h);
+    if (i) json << ", ";
+    if (vertical) json << "[" << across << ", " << s << "]";
+    else json << "[" << s << ", " << across << "]";
+  }
+  json << "]}]" << extra << "}";
+  return json.str();
+}
+
+}  // namespace
+
+TEST_CASE("runner static mode: frame 0 is the initial state, frame 1 the equilibrium, with the solve's stats") {
+  // A horizontal cantilever, Gamma = 1, with a tip load alpha = P L^2 / (E I) = 1 given with a
+  // ramp (ignored: static mode applies loads in full): the tip must match the elastica.
+  const int n = 24;
+  const double ei = 1e9 * 3.14159265358979323846 * 1e-12 / 4.0;
+  std::ostringstream load;
+  load.precision(17);
+  load << R"(, "loads": [{"rod": "rod", "vertex": )" << n << R"(, "force": [0, )" << -ei << R"(], "ramp": 0.3}])";
+  const Scene scene = load_scene_from_string(rod_scene(n, 1.0, false, 0.0, load.str()), "cantilever.json");
+  REQUIRE(scene.mode == SolverMode::Static);
+  REQUIRE(scene.model.loads.size() == 1);
   test::TempFolder folder("runner-static");
   const std::string out = folder / "out";
-
-  const RunResult refused = run_simulation(scene, out);
-  CHECK(refused.outcome == RunOutcome::NotRun);
-  CHECK(refused.message.find("static mode") != std::string::npos);
-  CHECK_FALSE(fs::exists(out));
-
-  RunOptions options;
-  options.static_solver = [](const Scene&, const State& initial) {
-    StaticSolveResult solved;
-    solved.ok = true;
-    solved.state = initial;
-    solved.state.positions.array() += 1e-3;  // a stand-in "equilibrium"
-    solved.stats = {{"newton_iterations", 7}};
-    return solved;
-  };
-  const RunResult result = run_simulation(scene, out, options);
+  int reports = 0;
+  const RunResult result = run_simulation(scene, out, {}, [&](const RunProgress& p) {
+    ++reports;
+    CHECK(p.frame_count == 2);
+  });
+  INFO(result.message);
   REQUIRE(result.ok());
+  CHECK(reports == 2);
+  CHECK(result.frames_written == 2);
+  CHECK(result.static_result.stable);
+
   const OutputFolder read(out);
+  CHECK(read.manifest().status == "complete");
   REQUIRE(read.frame_count() == 2);
-  CHECK(read.frame(1).stats["newton_iterations"] == 7);
-  CHECK(read.frame(1).stats.contains("energies"));
-  CHECK(read.frame(1).rods[0].positions[5].x() == doctest::Approx(read.frame(0).rods[0].positions[5].x() + 1e-3));
+  const Frame initial = read.frame(0), equilibrium = read.frame(1);
+  CHECK(initial.time == 0.0);
+  CHECK(initial.stats["mode"] == "static");
+  CHECK(initial.rods[0].positions[n].y() == 0.0);
+  CHECK(equilibrium.time == scene.time.duration);
+  const nlohmann::json& stats = equilibrium.stats;
+  CHECK(stats["mode"] == "static");
+  CHECK(stats["newton_iterations"].get<int>() >= 1);
+  CHECK(stats["residual"].get<double>() <= stats["tolerance"].get<double>());
+  CHECK(stats["stable"] == true);
+  CHECK(stats["energies"]["kinetic"] == 0.0);
+  CHECK(stats["energies"]["load"].get<double>() < 0.0);  // the load did work: fully applied
+  for (const Vec3& v : equilibrium.rods[0].velocities) CHECK(v.norm() == 0.0);
+  // The clamp held, the tip where the elastica puts it (L = 1 m).
+  CHECK(equilibrium.rods[0].positions[1] == initial.rods[0].positions[1]);
+  const ElasticaSolution reference = solve_cantilever_elastica(1.0, 1.0);
+  REQUIRE(reference.ok);
+  const Vec3 tip = equilibrium.rods[0].positions[n];
+  MESSAGE("static cantilever Gamma = 1, alpha = 1, " << n << " edges: tip (" << tip.x() << ", " << tip.y()
+                                                     << ") m, elastica (" << reference.tip_x << ", "
+                                                     << reference.tip_y << "), " << stats["newton_iterations"]
+                                                     << " Newton iterations");
+  CHECK(std::hypot(tip.x() - reference.tip_x, tip.y() - reference.tip_y) < 5e-3);
+}
+
+TEST_CASE("runner static mode: a failed solve keeps frame 0 and says why") {
+  const Scene scene = load_scene_from_string(rod_scene(12, 10.0, false, 0.0), "cantilever.json");
+  RunOptions options;
+  options.static_settings.max_iterations = 1;
+  options.static_settings.max_subdivisions = 0;
+  test::TempFolder folder("runner-static-failure");
+  const std::string out = folder / "out";
+  const RunResult result = run_simulation(scene, out, options);
+  REQUIRE(result.outcome == RunOutcome::Failed);
+  CAPTURE(result.status);
+  CHECK(result.status.rfind("failed: static solve", 0) == 0);
+  CHECK(result.status.find("no convergence") != std::string::npos);
+  CHECK(result.frames_written == 1);
+  const OutputFolder read(out);
+  CHECK(read.manifest().status == result.status);
+  CHECK(read.frame_count() == 1);
+}
+
+TEST_CASE("runner static mode: Greenhill's column buckles above Gamma = 7.8373 and stays straight below") {
+  // Clamped at its base, standing up, rest shape straight, started slightly bowed (tip 1e-3 L
+  // off the axis) or perfectly straight. 16 edges: coarse, but far enough from the threshold.
+  struct Case {
+    double gamma, bow;
+    bool buckles;
+  };
+  for (const Case c : {Case{6.0, 1e-3, false}, Case{10.0, 1e-3, true}, Case{10.0, 0.0, true}}) {
+    CAPTURE(c.gamma);
+    CAPTURE(c.bow);
+    const int n = 16;
+    const Scene scene = load_scene_from_string(rod_scene(n, c.gamma, true, c.bow), "column.json");
+    test::TempFolder folder("runner-column");
+    const RunResult result = run_simulation(scene, folder / "out");
+    INFO(result.message);
+    REQUIRE(result.ok());
+    const Frame last = OutputFolder(folder / "out").frame(1);
+    const Vec3 tip = last.rods[0].positions[n];
+    MESSAGE("column Gamma = " << c.gamma << ", bow " << c.bow << ": tip at (" << tip.x() << ", " << tip.y()
+                              << ") m, " << last.stats["newton_iterations"] << " Newton iterations, "
+                              << last.stats["saddle_escapes"] << " saddle escapes, stable " << last.stats["stable"]);
+    CHECK(last.stats["stable"] == true);
+    if (c.buckles) {
+      CHECK(std::abs(tip.x()) > 0.2);  // bent well over
+      CHECK(tip.y() < 0.95);
+    } else {
+      CHECK(std::abs(tip.x()) < 1e-9);  // back to straight (the bow was only the start)
+      CHECK(tip.y() == doctest::Approx(1.0).epsilon(1e-4));
+    }
+    CHECK((last.stats["saddle_escapes"].get<int>() > 0) == (c.bow == 0.0 && c.buckles));
+  }
 }

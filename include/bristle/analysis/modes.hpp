@@ -72,6 +72,7 @@ struct ModalResult {
   /// and are not counted, though they are returned with their sign.
   int unstable_count = 0;
   double max_force = 0.0;  ///< |grad U|_inf over free DOFs at the linearisation point [N]
+  int max_force_dof = -1;  ///< the DOF where it is reached (-1 when no free DOF)
 };
 
 /// The `settings.count` lowest modes of the model linearised about `linearisation_point`.

@@ -1,10 +1,12 @@
 #pragma once
 /// Static equilibrium: the minimiser of the total potential energy
 ///
-///   U(x) = stretch + bend - sum_i m_i g . x_i - sum_loads F . x_vertex
+///   U(x) = stretch + bend - sum_i m_i g . x_i - sum_loads F . x_vertex + B(x)
 ///
 /// over the free DOFs (fixed vertices held where the state has them), i.e. grad U = 0 with the
-/// equilibrium stable in the directions the energy can see.
+/// equilibrium stable in the directions the energy can see. B is frictionless contact with the
+/// model's colliders, a log barrier that is infinite where a rod's surface would enter one
+/// (analysis/contact_barrier.hpp); it is absent without colliders.
 ///
 /// Method: Newton's method with a backtracking Armijo line search on U (Nocedal and Wright,
 /// "Numerical Optimization", 2nd ed., algorithm 3.1 and section 3.4, "Newton's method with
@@ -62,11 +64,21 @@
 /// may have lost an imperfection (a column below its threshold straightens); `stable` then
 /// tells if the end point is a saddle.
 ///
+/// Saddles. Newton's method converges to any equilibrium, and symmetry can keep it on an
+/// unstable one: a perfectly straight column above its buckling load stays straight, since
+/// every iterate is straight. With `saddle_escapes` > 0 the solver checks the end point with
+/// modal_analysis (modes.hpp, the exact Hessian there): if it has a negative eigenvalue, the
+/// state is pushed along that mode (the lowest; its sign fixed as modes.hpp does, largest
+/// entry positive) so that the largest vertex displacement is `escape_amplitude` times the
+/// longest rod, and solved again, up to `saddle_escapes` times. The default 0 returns the
+/// saddle, which is what a stability analysis wants (stability.hpp); `bristle run` uses 3.
+///
 /// Velocities of free DOFs are set to zero on success (the equilibrium is at rest). On failure
 /// the state holds the last iterate and the result says what went wrong.
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "bristle/integrator/assembly.hpp"
 #include "bristle/model/model.hpp"
@@ -90,6 +102,10 @@ struct StaticSettings {
   /// equilibrium), the projected one otherwise (see the design note).
   bool exact_when_definite = true;
   HessianProjection projection = HessianProjection::Projected;  ///< when the exact one is not definite
+  /// Pushes off an unstable equilibrium and solves again, up to this many times (see above).
+  int saddle_escapes = 0;
+  /// Size of that push: the largest vertex displacement, relative to the longest rod.
+  double escape_amplitude = 1e-3;
 };
 
 struct StaticResult {
@@ -106,8 +122,22 @@ struct StaticResult {
   double residual = 0.0;     ///< final |grad U|_inf over free DOFs [N]
   double tolerance = 0.0;    ///< tol_abs it was held to [N]
   double force_scale = 0.0;  ///< F above [N]
-  EnergyBreakdown energies;  ///< at the final state, full loads [J]
+  EnergyBreakdown energies;  ///< at the final state, full loads [J] (the contact barrier apart)
+  /// Negative eigenvalues of M^-1/2 K M^-1/2 at the result (modes.hpp's unstable_count); -1
+  /// when not computed (only saddle escapes compute it).
+  int unstable_modes = -1;
+  int saddle_escapes = 0;    ///< pushes off a saddle that were made
+  /// Contact at the result (colliders only): (vertex, collider) pairs within the barrier's
+  /// reach dhat, the smallest gap [m] and the normal force per collider [N].
+  int contacts = 0;
+  double min_gap = 0.0;
+  std::vector<double> contact_forces;
 };
+
+/// The force tolerance tol_abs above [N] for `model` at positions `x` with relative tolerance
+/// `relative` (loads in full): what "is an equilibrium" means here, also for callers that only
+/// check (bristle modes).
+double static_force_tolerance(const Model& model, const VecX& x, double relative = StaticSettings().tolerance);
 
 /// Solves for the static equilibrium, starting from (and overwriting) `state.positions`.
 StaticResult solve_static(const Model& model, State& state, const StaticSettings& settings = {});

@@ -9,32 +9,29 @@
 /// "failed: step N (t = T s): <what the step reported>", and the result says Failed. The
 /// state's clock is set to (steps taken) * dt after every step, so frame times do not drift.
 ///
-/// Static scenes (solver.mode = "static") go through RunOptions::static_solver. TODO: the
-/// static solver (analysis/) is not wired in yet; without it a static scene is refused before
-/// anything is written (RunOutcome::NotRun).
+/// Static scenes (solver.mode = "static") are solved for their equilibrium instead
+/// (analysis/static_solver.hpp, with RunOptions::static_settings), and write two frames:
+///
+///   frame 0 = the initial state (t = 0), stats as a dynamic run's frame 0 plus "mode";
+///   frame 1 = the equilibrium (t = time.duration, velocities zero), stats from the solve
+///             (static_stats below).
+///
+/// A solve that fails leaves frame 0 and the status "failed: static solve ...<why>". An
+/// equilibrium that is unstable even after the saddle escapes (StaticResult::stable false) is
+/// written, not failed: the stats say "stable": false and RunResult::static_result has it.
 
 #include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "bristle/analysis/static_solver.hpp"
 #include "bristle/integrator/implicit_euler.hpp"
 #include "bristle/io/frame.hpp"
 #include "bristle/model/model.hpp"
 #include "bristle/scene/scene.hpp"
 
 namespace bristle {
-
-/// What a static solve returns: the equilibrium (or the last iterate, when it failed).
-struct StaticSolveResult {
-  bool ok = false;
-  std::string failure;    ///< why it failed, naming rod and vertex when it can
-  State state;            ///< the equilibrium, velocities zero
-  nlohmann::json stats = nlohmann::json::object();  ///< merged into the last frame's stats
-};
-
-/// Solves for the equilibrium of `scene` starting from `initial`.
-using StaticSolver = std::function<StaticSolveResult(const Scene& scene, const State& initial)>;
 
 /// Where a run is, reported after every step and after every frame written.
 struct RunProgress {
@@ -50,11 +47,16 @@ struct RunProgress {
 };
 using ProgressCallback = std::function<void(const RunProgress&)>;
 
+/// What `bristle run` solves a static scene with: StaticSettings' defaults (relative force
+/// tolerance 1e-9, loads fully applied) and 3 saddle escapes, so that a column above its
+/// buckling load ends bent even when it starts perfectly straight.
+StaticSettings static_run_settings();
+
 struct RunOptions {
   /// Least wall time between manifest rewrites while running [s] (FrameWriterOptions).
   double manifest_interval_seconds = 1.0;
-  /// The equilibrium solver for solver.mode = "static"; empty: static scenes are refused.
-  StaticSolver static_solver;
+  /// The equilibrium solver's settings for solver.mode = "static" (static_run_settings()).
+  StaticSettings static_settings = static_run_settings();
 };
 
 enum class RunOutcome {
@@ -71,6 +73,7 @@ struct RunResult {
   long long steps_taken = 0;
   double wall_seconds = 0.0;
   StepReport failed_step;  ///< the failing step's report (Failed, dynamic)
+  StaticResult static_result;  ///< the equilibrium solve (static scenes only)
 
   bool ok() const { return outcome == RunOutcome::Complete; }
 };
@@ -83,6 +86,14 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
 
 /// The manifest for `scene`, before any frame (status "running", no frames).
 Manifest make_manifest(const Scene& scene);
+
+/// The stats of a static scene's equilibrium frame: mode "static", newton_iterations,
+/// residual and tolerance [N] (|grad U|_inf over the free DOFs, and the bound it met),
+/// force_scale [N], relative_residual (residual / force_scale), stable, unstable_modes (-1:
+/// not computed), saddle_escapes, load_steps, cg_iterations, regularised_solves, and with
+/// colliders contacts, min_gap [m] and contact_forces [N] per collider. The energies are added
+/// by the runner.
+nlohmann::json static_stats(const StaticResult& result);
 
 /// A frame of `state`: positions and velocities per rod, in model order; no stats.
 Frame make_frame(const Model& model, const State& state, int index);

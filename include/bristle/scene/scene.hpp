@@ -4,6 +4,7 @@
 /// works from this struct.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,9 @@ struct Scene {
   /// The scene as loaded, with defaults filled in and generators expanded into vertex
   /// lists: what the manifest records under "scene".
   nlohmann::json expanded;
+  /// Accepted input worth a message, one "file:line: pointer: text" each (a pose target out
+  /// of reach). Commands print them to stderr prefixed with "warning: ".
+  std::vector<std::string> warnings;
 };
 
 }  // namespace bristle

@@ -53,6 +53,8 @@ struct RodSpec {
   std::vector<Vec3> vertices;  ///< [m], z = 0 in 2D
   std::vector<int> fixed;
   RestShape rest = RestShape::Initial;
+  /// Accepted input worth a message ("file:line: pointer: text"), e.g. a pose target out of reach.
+  std::vector<std::string> warnings;
 };
 
 /// Largest number of vertices a scene may hold in all; beyond it the scene is refused.
@@ -75,6 +77,17 @@ struct GeneratorOutput {
 /// `rods[i].generator`. `bristle_radius` is the rod material's radius (a brush refuses
 /// bristles that would overlap at the roots).
 GeneratorOutput read_generator(const JsonValue& value, int dimension, double bristle_radius);
+
+/// What a `pose` makes of a 3-vertex rod.
+struct PoseResult {
+  std::vector<Vec3> vertices;  ///< root unchanged, middle and tip placed [m]
+  nlohmann::json expanded;     ///< the pose with its defaults filled in
+  std::string warning;         ///< "" or why the target was not reached
+};
+/// `rods[i].pose` (src/scene/read_pose.cpp): {"target", "bend" (2D, +1 or -1, default +1)} or
+/// {"target", "normal" (3D, default the given vertices' bending plane)} on a rod of exactly 3
+/// vertices; the bone lengths are those of `vertices`.
+PoseResult read_pose(const JsonValue& value, const std::vector<Vec3>& vertices, int dimension);
 
 /// `loads`: point forces on named rods' free vertices.
 ReadResult<std::vector<PointLoad>> read_loads(const JsonValue& value, const Model& model);
