@@ -3,4 +3,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   analysis/test_static_solver.cpp
   analysis/test_modes.cpp
   analysis/test_stability.cpp
-  analysis/test_pose.cpp)
+  analysis/test_pose.cpp
+  analysis/test_validation.cpp)
