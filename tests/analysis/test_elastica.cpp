@@ -69,3 +69,26 @@ TEST_CASE("analysis elastica: the integration is converged and the curve satisfi
   CHECK(std::abs(s.root_curvature + 10.0 * integral) < 1e-9);
   CHECK(s.x.back() == doctest::Approx(s.tip_x));
 }
+
+TEST_CASE("analysis elastica: agrees with an independent high-precision integration") {
+  // The same boundary-value problem solved separately with mpmath 1.3 (its Taylor-series ODE
+  // integrator `odefun` at 12-20 significant digits, secant root-finding on theta'(0)), sharing
+  // no code with elastica.cpp: theta'(0), x(1), y(1).
+  struct Independent {
+    double gamma, alpha, root_curvature, tip_x, tip_y;
+  };
+  const Independent cases[] = {
+      {1.0, 0.0, -0.496933399931, 0.991246395347, -0.123471401983},
+      {10.0, 0.0, -3.74219111087, 0.656353761239, -0.700199715514},
+      {0.0, 1.0, -0.943566763717, 0.943566763717, -0.3017207738},
+  };
+  for (const Independent& c : cases) {
+    CAPTURE(c.gamma);
+    CAPTURE(c.alpha);
+    const ElasticaSolution s = solve_cantilever_elastica(c.gamma, c.alpha);
+    REQUIRE(s.ok);
+    CHECK(std::abs(s.root_curvature - c.root_curvature) < 1e-9);
+    CHECK(std::abs(s.tip_x - c.tip_x) < 1e-9);
+    CHECK(std::abs(s.tip_y - c.tip_y) < 1e-9);
+  }
+}

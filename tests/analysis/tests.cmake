@@ -4,4 +4,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   analysis/test_modes.cpp
   analysis/test_stability.cpp
   analysis/test_pose.cpp
-  analysis/test_contact_barrier.cpp)
+  analysis/test_contact_barrier.cpp
+  analysis/test_validation.cpp)

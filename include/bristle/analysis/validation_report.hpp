@@ -1,0 +1,28 @@
+#pragma once
+/// The validation suite's results as text: the table for the terminal, and docs/validation.md
+/// with its two images.
+
+#include <string>
+#include <vector>
+
+#include "bristle/analysis/validation.hpp"
+
+namespace bristle {
+
+/// The table (case, parameters, reference, Bristle, error, target, pass/fail), fixed-width,
+/// followed by the convergence studies (error per N, pairwise and least-squares orders).
+std::string validation_table_text(const ValidationReport& report);
+
+/// The Markdown page; images are linked as `image_prefix` + "validation_centrelines.png" and
+/// "validation_convergence.png".
+std::string validation_markdown(const ValidationReport& report, const std::string& image_prefix);
+
+/// Every row and every convergence study as one JSON document (for scripts and CI logs).
+std::string validation_json(const ValidationReport& report);
+
+/// Writes `markdown_path` and, in the folder "images" beside it (created if missing),
+/// validation_centrelines.png and validation_convergence.png; each file written whole (write
+/// then rename). Returns the paths written. Throws OutputError when a file cannot be written.
+std::vector<std::string> write_validation_docs(const ValidationReport& report, const std::string& markdown_path);
+
+}  // namespace bristle
