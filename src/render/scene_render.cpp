@@ -143,6 +143,10 @@ RenderBlock parse_render_block(const json& scene) {
       for (std::size_t i = 0; i < v.size(); ++i) {
         block.colors.push_back(parse_color(v[i], p + "/" + std::to_string(i)));
       }
+    } else if (key == "collider_color") {
+      block.collider_color = parse_color(v, p);
+    } else if (key == "fps") {
+      block.fps = positive(v, p);
     } else if (key == "min_line_width") {
       block.min_line_width = positive(v, p);
     } else if (key == "time_stamp") {
@@ -180,7 +184,7 @@ RenderBlock parse_render_block(const json& scene) {
       }
     } else {
       throw RenderError(p + ": unknown key (expected width, height, background, colors, "
-                            "min_line_width, time_stamp, camera)");
+                            "collider_color, min_line_width, time_stamp, fps, camera)");
     }
   }
   if (block.position && block.target && (*block.position - *block.target).norm() == 0.0) {
@@ -194,6 +198,7 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options) {
   if (block.height) options.height = *block.height;
   if (block.background) options.background = *block.background;
   if (!block.colors.empty()) options.palette = block.colors;
+  if (block.collider_color) options.collider_color = *block.collider_color;
   if (block.min_line_width) options.min_line_width = *block.min_line_width;
   if (block.time_stamp) options.time_stamp = *block.time_stamp;
 }
@@ -237,6 +242,7 @@ RenderSetup render_setup_from_manifest(const Manifest& manifest, const Bounds& b
   apply_render_block(block, setup.options);
   const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
   setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene));
+  setup.fps = block.fps;
   return setup;
 }
 

@@ -7,4 +7,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   scene/test_straight_generator.cpp
   scene/test_brush_generator.cpp
   scene/test_load_scene.cpp
-  scene/test_scene_validation.cpp)
+  scene/test_scene_validation.cpp
+  scene/test_read_render.cpp)
