@@ -81,7 +81,8 @@ std::string find_on_path(const std::string& program) {
 
 bool ffmpeg_available() { return !find_on_path("ffmpeg").empty(); }
 
-void assemble_video(const std::string& frames_pattern, double fps, const std::string& out_file) {
+void assemble_video(const std::string& frames_pattern, double fps, const std::string& out_file,
+                    int start_number) {
   if (!(fps > 0.0) || !std::isfinite(fps)) {
     throw RenderError("video frame rate must be a positive number, got " + format_fps(fps));
   }
@@ -93,7 +94,8 @@ void assemble_video(const std::string& frames_pattern, double fps, const std::st
   }
 
   std::vector<std::string> args = {ffmpeg, "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
-                                   "-framerate", format_fps(fps), "-i", frames_pattern};
+                                   "-framerate", format_fps(fps), "-start_number",
+                                   std::to_string(start_number), "-i", frames_pattern};
   const std::string ext = lower_extension(out_file);
   if (ext == ".mp4" || ext == ".mov" || ext == ".mkv" || ext == ".m4v") {
     // H.264 in yuv420p plays in every player and browser; it needs even frame sizes.
