@@ -1,6 +1,7 @@
 #include "bristle/export/usd.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <ostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "bristle/render/color.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
+#include "write_whole.hpp"
 
 namespace bristle {
 
@@ -58,7 +60,10 @@ std::string usd_identifier(const std::string& text) {
 }
 
 UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count)
-    : path_(path), manifest_(manifest), out_(path, std::ios::binary) {
+    : path_(path),
+      temporary_(export_detail::temporary_path(path)),
+      manifest_(manifest),
+      out_(temporary_, std::ios::binary | std::ios::trunc) {
   if (!out_) throw ExportError("cannot open '" + path + "' for writing");
   manifest_.scene = nlohmann::json();  // not needed here; do not keep a copy of a large scene
   const double fps = manifest.frame_dt > 0.0 ? 1.0 / manifest.frame_dt : 24.0;
@@ -80,7 +85,7 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
     out_ << (r ? ", " : "") << manifest.rods[r].vertex_count;
   }
   out_ << "]\n";
-  out_ << kIndent2 << "uniform string[] bristle:rodNames = [";
+  out_ << kIndent2 << "custom uniform string[] bristle:rodNames = [";
   for (std::size_t r = 0; r < manifest.rods.size(); ++r) {
     out_ << (r ? ", " : "") << usd_string(manifest.rods[r].name);
   }
@@ -103,11 +108,11 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
 }
 
 UsdaWriter::~UsdaWriter() {
+  // Not finished (an error on the way): the layer would be incomplete, so it is not kept.
   if (!finished_) {
-    try {
-      finish();
-    } catch (...) {
-    }
+    out_.close();
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
   }
 }
 
@@ -176,7 +181,12 @@ void UsdaWriter::finish() {
   }
   out_ << kIndent2 << "}\n    }\n}\n";
   out_.close();
-  if (!out_) throw ExportError("cannot write '" + path_ + "'");
+  if (!out_) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
+    throw ExportError("cannot write '" + path_ + "' (disk full?)");
+  }
+  export_detail::commit_temporary(temporary_, path_);
 }
 
 void write_usda(const Manifest& manifest, const std::vector<Frame>& frames,
