@@ -119,3 +119,4 @@ bristle_cli_exit_test(compare_golden_differs 1
 bristle_cli_exit_test(compare_golden_same 0
                       "compare|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d|${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d"
                       "-DSTDOUT_MATCHES=^same")
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
