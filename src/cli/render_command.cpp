@@ -182,6 +182,8 @@ class FrameProgress {
       err_ << line << text << "\n" << std::flush;
     }
   }
+  /// Counts time from now (after the pass that fits the camera).
+  void restart() { start_ = std::chrono::steady_clock::now(); }
   void finish() {
     if (drawn_) err_ << "\n" << std::flush;
     drawn_ = false;
@@ -335,21 +337,26 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
     const FrameLoader load = [&folder](int k) { return folder.frame(k); };
     FrameProgress progress(context.err, context.err_is_terminal, end - first);
     // The camera sees every frame: fitted to the box of the whole sequence, it stays still.
-    const Bounds bounds = sequence_bounds(manifest, frames, load, jobs);
+    std::vector<PaddedPoint> points;
+    const Bounds bounds = sequence_bounds(manifest, frames, load, jobs, &points);
     apply_render_block(block, setup.options);
     const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
-    setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene));
+    setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene), points);
+    const double fit_seconds = progress.seconds();
+    progress.restart();
     std::function<void(int)> report;
     if (!quiet) report = [&progress](int done) { progress.update(done); };
     render_sequence(manifest, first, end, load, setup, *dir, report, jobs);
     progress.finish();
     const double seconds = progress.seconds();
     if (!quiet) {
-      char line[200];
+      char line[256];
       const int drawn = end - first;
-      std::snprintf(line, sizeof line, "%d frame%s of %dx%d px in %.3g s (%.3g frames/s, %d job%s)", drawn,
-                    drawn == 1 ? "" : "s", setup.options.width, setup.options.height, seconds,
-                    seconds > 0 ? drawn / seconds : 0.0, jobs, jobs == 1 ? "" : "s");
+      std::snprintf(line, sizeof line,
+                    "%d frame%s of %dx%d px in %.3g s, %.3g frames/s with %d job%s; %.3g s reading %d frames "
+                    "to fit the camera",
+                    drawn, drawn == 1 ? "" : "s", setup.options.width, setup.options.height, seconds,
+                    seconds > 0 ? drawn / seconds : 0.0, jobs, jobs == 1 ? "" : "s", fit_seconds, frames);
       context.out << "rendered: " << *dir << " (" << line << ")\n";
     }
     if (video) {

@@ -52,13 +52,24 @@ void for_each_frame(int count, int jobs, const std::function<void(int)>& work) {
 }  // namespace
 
 Bounds sequence_bounds(const Manifest& manifest, int frame_count, const FrameLoader& load,
-                       int jobs) {
-  std::vector<Bounds> per_frame(static_cast<std::size_t>(std::max(0, frame_count)));
+                       int jobs, std::vector<PaddedPoint>* points, std::size_t max_points) {
+  std::size_t vertices = 0;
+  for (const RodInfo& rod : manifest.rods) vertices += static_cast<std::size_t>(std::max(0, rod.vertex_count));
+  const bool collect = points && vertices * static_cast<std::size_t>(std::max(0, frame_count)) <= max_points;
+  const std::size_t frames = static_cast<std::size_t>(std::max(0, frame_count));
+  std::vector<Bounds> per_frame(frames);
+  std::vector<std::vector<PaddedPoint>> per_frame_points(collect ? frames : 0);
   for_each_frame(frame_count, jobs, [&](int k) {
-    per_frame[static_cast<std::size_t>(k)] = frame_bounds(manifest, load(k));
+    const Frame frame = load(k);
+    per_frame[static_cast<std::size_t>(k)] = frame_bounds(manifest, frame);
+    if (collect) append_frame_points(manifest, frame, per_frame_points[static_cast<std::size_t>(k)]);
   });
   Bounds b;
   for (const Bounds& f : per_frame) b.extend(f);
+  if (points) {
+    points->clear();
+    for (const auto& list : per_frame_points) points->insert(points->end(), list.begin(), list.end());
+  }
   return b;
 }
 

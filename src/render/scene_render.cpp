@@ -204,7 +204,7 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options) {
 }
 
 Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimension,
-                      double aspect, const Vec3& default_up) {
+                      double aspect, const Vec3& default_up, const std::vector<PaddedPoint>& points) {
   const Vec3 up = block.up ? *block.up : default_up;
   Camera fitted = fit_camera(bounds, dimension, aspect, up);
   const ProjectionType type = block.camera_type ? *block.camera_type : fitted.type;
@@ -226,7 +226,8 @@ Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimens
     view_dir = target - *block.position;
     if (view_dir.norm() == 0.0) view_dir = fitted.target - fitted.position;
   }
-  Camera cam = fit_camera_along(framed, view_dir, up, type, fov, aspect);
+  static const std::vector<PaddedPoint> kNone;
+  Camera cam = fit_camera_along(framed, view_dir, up, type, fov, aspect, 0.08, block.target ? kNone : points);
   if (block.target) cam.target = *block.target;
   if (block.position) cam.position = *block.position;
   if (block.ortho_height) cam.ortho_height = *block.ortho_height;

@@ -68,6 +68,18 @@ TEST_CASE("render sequence: the images are byte-identical whatever the number of
   const Bounds b1 = sequence_bounds(s.manifest, 7, load, 1), b3 = sequence_bounds(s.manifest, 7, load, 3);
   CHECK(b1.min == b3.min);
   CHECK(b1.max == b3.max);
+  // The points for the camera fit come in frame order whatever the threads; beyond the cap,
+  // none (the box is used).
+  std::vector<PaddedPoint> p1, p3, capped = {PaddedPoint{}};
+  sequence_bounds(s.manifest, 7, load, 1, &p1);
+  sequence_bounds(s.manifest, 7, load, 3, &p3);
+  REQUIRE(p1.size() == 7 * 16);
+  REQUIRE(p3.size() == p1.size());
+  for (std::size_t i = 0; i < p1.size(); ++i) CHECK(p1[i].point == p3[i].point);
+  CHECK(p1[16].point == s.frames[1].rods[0].positions[0]);
+  CHECK(p1[8].pad == 1e-4);
+  sequence_bounds(s.manifest, 7, load, 2, &capped, 100);
+  CHECK(capped.empty());
 
   const std::string one = test::render_scratch_dir("sequence_j1");
   const std::string three = test::render_scratch_dir("sequence_j3");

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "bristle/io/frame.hpp"
 #include "bristle/render/camera.hpp"
@@ -22,8 +23,12 @@ using FrameLoader = std::function<Frame(int k)>;
 
 /// The box of every frame (frame_bounds of each, joined): one pass over the frames, on `jobs`
 /// threads. The result does not depend on `jobs` (a union of boxes is exact).
+/// With `points`, the same pass also collects every vertex of every frame (in frame order)
+/// for a tight camera fit, unless there are more than `max_points`: then `points` is left
+/// empty and the camera is fitted to the box.
 Bounds sequence_bounds(const Manifest& manifest, int frame_count, const FrameLoader& load,
-                       int jobs = 1);
+                       int jobs = 1, std::vector<PaddedPoint>* points = nullptr,
+                       std::size_t max_points = 2'000'000);
 
 /// The file name of frame k's image: six digits and ".png" (000000.png), matching the
 /// ffmpeg pattern "%06d.png".

@@ -69,8 +69,11 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options);
 /// dimension, then the block's camera fields on top. A given position keeps its view
 /// direction; a missing target is the box centre; a missing orthographic height (or, with no
 /// position, a missing distance) is fitted to the box.
+/// `points` (optional: the vertices inside `bounds`) tighten the fit as in fit_camera; they
+/// are not used when the block gives the target.
 Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimension,
-                      double aspect, const Vec3& default_up);
+                      double aspect, const Vec3& default_up,
+                      const std::vector<PaddedPoint>& points = {});
 
 /// Everything `bristle render` needs from an output folder apart from its frames.
 struct RenderSetup {
