@@ -8,6 +8,8 @@
 
 #include "bristle/export/export_error.hpp"
 #include "bristle/render/color.hpp"
+#include "bristle/render/render_error.hpp"
+#include "bristle/render/scene_render.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
 #include "write_whole.hpp"
@@ -90,11 +92,18 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
     out_ << (r ? ", " : "") << usd_string(manifest.rods[r].name);
   }
   out_ << "]\n";
-  // One display colour per curve: the renderer's palette, so both pictures agree.
+  // One display colour per curve: the renderer's colours (the scene's render.colors, else
+  // the default palette), so the viewport and `bristle render` agree.
+  std::vector<Color> palette;
+  try {
+    palette = parse_render_block(manifest.scene).colors;
+  } catch (const RenderError&) {
+    // A render block the renderer would refuse: the default palette will do here.
+  }
   out_ << kIndent2 << "color3f[] primvars:displayColor = [";
   const int rods = static_cast<int>(manifest.rods.size());
   for (int r = 0; r < rods; ++r) {
-    const Color c = rod_color(r, rods, {});
+    const Color c = rod_color(r, rods, palette);
     out_ << (r ? ", " : "") << '(';
     put_float(out_, static_cast<float>(c.r));
     out_ << ", ";

@@ -110,6 +110,15 @@ TEST_CASE("export usd: one BasisCurves prim with time-sampled points and widths"
   CHECK(extents[0].second.size() == 6);
 }
 
+TEST_CASE("export usd: display colours follow the scene's render palette") {
+  test::SampleOutput s = test::sample_output();
+  s.manifest.scene = {{"render", {{"colors", {"#ff0000", "#0000ff"}}}}};
+  const std::string path = test::export_scratch_dir("usd_colors") + "/out.usda";
+  write_usda(s.manifest, s.frames, path);
+  CHECK(test::read_text(path).find("color3f[] primvars:displayColor = [(1, 0, 0), (0, 0, 1)]") !=
+        std::string::npos);
+}
+
 TEST_CASE("export usd: identifiers, frames that do not match, unwritable paths") {
   CHECK(usd_identifier("my scene-1") == "my_scene_1");
   CHECK(usd_identifier("3d") == "_3d");
