@@ -1,11 +1,11 @@
 #include "bristle/export/obj.hpp"
 
-#include <fstream>
 #include <ostream>
 
 #include "bristle/export/export_error.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
+#include "write_whole.hpp"
 
 namespace bristle {
 
@@ -52,11 +52,7 @@ void write_obj(const Manifest& manifest, const Frame& frame, std::ostream& out) 
 }
 
 void write_obj(const Manifest& manifest, const Frame& frame, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw ExportError("cannot open '" + path + "' for writing");
-  write_obj(manifest, frame, out);
-  out.close();
-  if (!out) throw ExportError("cannot write '" + path + "'");
+  export_detail::write_whole(path, [&](std::ostream& out) { write_obj(manifest, frame, out); });
 }
 
 }  // namespace bristle

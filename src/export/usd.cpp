@@ -1,14 +1,18 @@
 #include "bristle/export/usd.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <ostream>
 #include <sstream>
 
 #include "bristle/export/export_error.hpp"
 #include "bristle/render/color.hpp"
+#include "bristle/render/render_error.hpp"
+#include "bristle/render/scene_render.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
+#include "write_whole.hpp"
 
 namespace bristle {
 
@@ -58,7 +62,10 @@ std::string usd_identifier(const std::string& text) {
 }
 
 UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count)
-    : path_(path), manifest_(manifest), out_(path, std::ios::binary) {
+    : path_(path),
+      temporary_(export_detail::temporary_path(path)),
+      manifest_(manifest),
+      out_(temporary_, std::ios::binary | std::ios::trunc) {
   if (!out_) throw ExportError("cannot open '" + path + "' for writing");
   manifest_.scene = nlohmann::json();  // not needed here; do not keep a copy of a large scene
   const double fps = manifest.frame_dt > 0.0 ? 1.0 / manifest.frame_dt : 24.0;
@@ -80,16 +87,23 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
     out_ << (r ? ", " : "") << manifest.rods[r].vertex_count;
   }
   out_ << "]\n";
-  out_ << kIndent2 << "uniform string[] bristle:rodNames = [";
+  out_ << kIndent2 << "custom uniform string[] bristle:rodNames = [";
   for (std::size_t r = 0; r < manifest.rods.size(); ++r) {
     out_ << (r ? ", " : "") << usd_string(manifest.rods[r].name);
   }
   out_ << "]\n";
-  // One display colour per curve: the renderer's palette, so both pictures agree.
+  // One display colour per curve: the renderer's colours (the scene's render.colors, else
+  // the default palette), so the viewport and `bristle render` agree.
+  std::vector<Color> palette;
+  try {
+    palette = parse_render_block(manifest.scene).colors;
+  } catch (const RenderError&) {
+    // A render block the renderer would refuse: the default palette will do here.
+  }
   out_ << kIndent2 << "color3f[] primvars:displayColor = [";
   const int rods = static_cast<int>(manifest.rods.size());
   for (int r = 0; r < rods; ++r) {
-    const Color c = rod_color(r, rods, {});
+    const Color c = rod_color(r, rods, palette);
     out_ << (r ? ", " : "") << '(';
     put_float(out_, static_cast<float>(c.r));
     out_ << ", ";
@@ -103,11 +117,11 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
 }
 
 UsdaWriter::~UsdaWriter() {
+  // Not finished (an error on the way): the layer would be incomplete, so it is not kept.
   if (!finished_) {
-    try {
-      finish();
-    } catch (...) {
-    }
+    out_.close();
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
   }
 }
 
@@ -176,7 +190,12 @@ void UsdaWriter::finish() {
   }
   out_ << kIndent2 << "}\n    }\n}\n";
   out_.close();
-  if (!out_) throw ExportError("cannot write '" + path_ + "'");
+  if (!out_) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
+    throw ExportError("cannot write '" + path_ + "' (disk full?)");
+  }
+  export_detail::commit_temporary(temporary_, path_);
 }
 
 void write_usda(const Manifest& manifest, const std::vector<Frame>& frames,

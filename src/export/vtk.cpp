@@ -1,11 +1,11 @@
 #include "bristle/export/vtk.hpp"
 
-#include <fstream>
 #include <ostream>
 
 #include "bristle/export/export_error.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
+#include "write_whole.hpp"
 
 namespace bristle {
 
@@ -39,15 +39,6 @@ std::string xml_escape(const std::string& s) {
     }
   }
   return out;
-}
-
-template <class Writer>
-void write_file(const std::string& path, Writer&& writer) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw ExportError("cannot open '" + path + "' for writing");
-  writer(out);
-  out.close();
-  if (!out) throw ExportError("cannot write '" + path + "'");
 }
 
 }  // namespace
@@ -104,7 +95,7 @@ void write_vtk_legacy(const Manifest& manifest, const Frame& frame, std::ostream
 }
 
 void write_vtk_legacy(const Manifest& manifest, const Frame& frame, const std::string& path) {
-  write_file(path, [&](std::ostream& out) { write_vtk_legacy(manifest, frame, out); });
+  export_detail::write_whole(path, [&](std::ostream& out) { write_vtk_legacy(manifest, frame, out); });
 }
 
 void write_vtp(const Manifest& manifest, const Frame& frame, std::ostream& out) {
@@ -182,7 +173,7 @@ void write_vtp(const Manifest& manifest, const Frame& frame, std::ostream& out) 
 }
 
 void write_vtp(const Manifest& manifest, const Frame& frame, const std::string& path) {
-  write_file(path, [&](std::ostream& out) { write_vtp(manifest, frame, out); });
+  export_detail::write_whole(path, [&](std::ostream& out) { write_vtp(manifest, frame, out); });
 }
 
 void write_pvd(const std::vector<PvdEntry>& entries, std::ostream& out) {
@@ -199,7 +190,7 @@ void write_pvd(const std::vector<PvdEntry>& entries, std::ostream& out) {
 }
 
 void write_pvd(const std::vector<PvdEntry>& entries, const std::string& path) {
-  write_file(path, [&](std::ostream& out) { write_pvd(entries, out); });
+  export_detail::write_whole(path, [&](std::ostream& out) { write_pvd(entries, out); });
 }
 
 }  // namespace bristle

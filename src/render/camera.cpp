@@ -71,6 +71,15 @@ Bounds frame_bounds(const Manifest& manifest, const Frame& frame) {
   return b;
 }
 
+void append_frame_points(const Manifest& manifest, const Frame& frame, std::vector<PaddedPoint>& out) {
+  for (std::size_t i = 0; i < frame.rods.size(); ++i) {
+    const double r = i < manifest.rods.size() ? manifest.rods[i].radius : 0.0;
+    for (const Vec3& p : frame.rods[i].positions) {
+      if (p.allFinite()) out.push_back(PaddedPoint{p, r});
+    }
+  }
+}
+
 Vec3 scene_up(const nlohmann::json& scene) {
   if (scene.is_object() && scene.contains("gravity") && scene["gravity"].is_array()) {
     const auto& g = scene["gravity"];
@@ -86,7 +95,8 @@ Vec3 scene_up(const nlohmann::json& scene) {
 }
 
 Camera fit_camera_along(const Bounds& bounds_in, const Vec3& view_dir, const Vec3& up_hint,
-                        ProjectionType type, double fov_deg, double aspect, double margin) {
+                        ProjectionType type, double fov_deg, double aspect, double margin,
+                        const std::vector<PaddedPoint>& points) {
   assert(aspect > 0.0 && margin >= 0.0 && margin < 1.0);
   const Bounds bounds = usable(bounds_in);
   Vec3 right, up, fwd;
@@ -105,16 +115,24 @@ Camera fit_camera_along(const Bounds& bounds_in, const Vec3& view_dir, const Vec
   const double tan_v = std::tan(deg_to_rad(fov_deg) / 2.0) * fill;
   const double tan_h = tan_v * aspect;
   double max_front = -std::numeric_limits<double>::infinity();
-  for (int c = 0; c < 8; ++c) {
-    const Vec3 corner((c & 1) ? bounds.max.x() : bounds.min.x(),
-                      (c & 2) ? bounds.max.y() : bounds.min.y(),
-                      (c & 4) ? bounds.max.z() : bounds.min.z());
-    const Vec3 rel = corner - cam.target;
-    const double x = rel.dot(right), y = rel.dot(up), z = rel.dot(fwd);
-    need_half_height = std::max({need_half_height, std::abs(y) / fill, std::abs(x) / (fill * aspect)});
-    // Depth of the corner is distance + z; it must satisfy |x| <= tan_h (distance + z).
-    distance = std::max({distance, std::abs(x) / tan_h - z, std::abs(y) / tan_v - z});
+  // Each probe (a box corner, or a vertex grown by its pad) must land inside the image.
+  auto keep_in_view = [&](const Vec3& p, double pad) {
+    const Vec3 rel = p - cam.target;
+    const double x = std::abs(rel.dot(right)) + pad, y = std::abs(rel.dot(up)) + pad;
+    const double z = rel.dot(fwd) - pad;
+    need_half_height = std::max({need_half_height, y / fill, x / (fill * aspect)});
+    // Depth of the probe is distance + z; it must satisfy |x| <= tan_h (distance + z).
+    distance = std::max({distance, x / tan_h - z, y / tan_v - z});
     max_front = std::max(max_front, -z);
+  };
+  if (points.empty()) {
+    for (int c = 0; c < 8; ++c) {
+      keep_in_view(Vec3((c & 1) ? bounds.max.x() : bounds.min.x(), (c & 2) ? bounds.max.y() : bounds.min.y(),
+                        (c & 4) ? bounds.max.z() : bounds.min.z()),
+                   0.0);
+    }
+  } else {
+    for (const PaddedPoint& p : points) keep_in_view(p.point, p.pad);
   }
   if (type == ProjectionType::Orthographic) {
     cam.ortho_height = 2.0 * need_half_height;
@@ -126,12 +144,13 @@ Camera fit_camera_along(const Bounds& bounds_in, const Vec3& view_dir, const Vec
   return cam;
 }
 
-Camera fit_camera(const Bounds& bounds, int dimension, double aspect, const Vec3& up_in) {
+Camera fit_camera(const Bounds& bounds, int dimension, double aspect, const Vec3& up_in,
+                  const std::vector<PaddedPoint>& points) {
   if (dimension == 2) {
     Vec3 up(up_in.x(), up_in.y(), 0.0);
     if (up.norm() < 1e-12) up = Vec3::UnitY();
     return fit_camera_along(bounds, -Vec3::UnitZ(), up, ProjectionType::Orthographic, 30.0,
-                            aspect);
+                            aspect, 0.08, points);
   }
   // A 3/4 view: 35 deg around `up` from the front axis towards the side axis, 25 deg above
   // the horizon.
@@ -143,7 +162,7 @@ Camera fit_camera(const Bounds& bounds, int dimension, double aspect, const Vec3
   const double az = deg_to_rad(35.0), el = deg_to_rad(25.0);
   const Vec3 to_eye =
       std::sin(az) * std::cos(el) * side + std::sin(el) * u + std::cos(az) * std::cos(el) * front;
-  return fit_camera_along(bounds, -to_eye, u, ProjectionType::Perspective, 30.0, aspect);
+  return fit_camera_along(bounds, -to_eye, u, ProjectionType::Perspective, 30.0, aspect, 0.08, points);
 }
 
 Projector::Projector(const Camera& camera, int width, int height)

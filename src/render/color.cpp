@@ -84,12 +84,12 @@ Color rod_color(int rod_index, int rod_count, const std::vector<Color>& palette)
   if (rod_count <= static_cast<int>(p.size())) {
     return p[static_cast<std::size_t>(rod_index) % p.size()];
   }
-  // Many rods: a smooth ramp through an ordered subset of the palette.
+  // Many rods: a smooth ramp through an ordered subset of the palette. Yellow is left out:
+  // thin fibres of it vanish against the default light background.
   static const std::vector<Color> ramp = {
       color_from_rgb8(0x00, 0x72, 0xb2),  // blue
       color_from_rgb8(0x56, 0xb4, 0xe9),  // sky blue
       color_from_rgb8(0x00, 0x9e, 0x73),  // bluish green
-      color_from_rgb8(0xf0, 0xe4, 0x42),  // yellow
       color_from_rgb8(0xe6, 0x9f, 0x00),  // orange
       color_from_rgb8(0xd5, 0x5e, 0x00),  // vermilion
   };

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 
@@ -594,9 +595,23 @@ void render_frame(const Manifest& manifest, const Frame& frame,
   check_options(options);
   Canvas canvas(options.width, options.height);
   draw(canvas, manifest, frame, colliders, camera, options);
-  const cairo_status_t status = cairo_surface_write_to_png(canvas.surface, png_path.c_str());
+  // Written whole: a temporary file in the same folder (the ".name.tmp" form io/ readers and
+  // `bristle render --force` recognise), then renamed over the target, so an interrupted
+  // render never leaves a truncated PNG behind.
+  const std::filesystem::path target(png_path);
+  const std::filesystem::path temporary =
+      target.parent_path() / ("." + target.filename().string() + ".tmp");
+  const cairo_status_t status = cairo_surface_write_to_png(canvas.surface, temporary.c_str());
+  std::error_code error;
   if (status != CAIRO_STATUS_SUCCESS) {
+    std::filesystem::remove(temporary, error);
     throw RenderError("cannot write PNG '" + png_path + "': " + cairo_status_to_string(status));
+  }
+  std::filesystem::rename(temporary, target, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw RenderError("cannot write PNG '" + png_path + "': " + error.message());
   }
 }
 

@@ -143,6 +143,10 @@ RenderBlock parse_render_block(const json& scene) {
       for (std::size_t i = 0; i < v.size(); ++i) {
         block.colors.push_back(parse_color(v[i], p + "/" + std::to_string(i)));
       }
+    } else if (key == "collider_color") {
+      block.collider_color = parse_color(v, p);
+    } else if (key == "fps") {
+      block.fps = positive(v, p);
     } else if (key == "min_line_width") {
       block.min_line_width = positive(v, p);
     } else if (key == "time_stamp") {
@@ -180,7 +184,7 @@ RenderBlock parse_render_block(const json& scene) {
       }
     } else {
       throw RenderError(p + ": unknown key (expected width, height, background, colors, "
-                            "min_line_width, time_stamp, camera)");
+                            "collider_color, min_line_width, time_stamp, fps, camera)");
     }
   }
   if (block.position && block.target && (*block.position - *block.target).norm() == 0.0) {
@@ -194,12 +198,13 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options) {
   if (block.height) options.height = *block.height;
   if (block.background) options.background = *block.background;
   if (!block.colors.empty()) options.palette = block.colors;
+  if (block.collider_color) options.collider_color = *block.collider_color;
   if (block.min_line_width) options.min_line_width = *block.min_line_width;
   if (block.time_stamp) options.time_stamp = *block.time_stamp;
 }
 
 Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimension,
-                      double aspect, const Vec3& default_up) {
+                      double aspect, const Vec3& default_up, const std::vector<PaddedPoint>& points) {
   const Vec3 up = block.up ? *block.up : default_up;
   Camera fitted = fit_camera(bounds, dimension, aspect, up);
   const ProjectionType type = block.camera_type ? *block.camera_type : fitted.type;
@@ -221,7 +226,8 @@ Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimens
     view_dir = target - *block.position;
     if (view_dir.norm() == 0.0) view_dir = fitted.target - fitted.position;
   }
-  Camera cam = fit_camera_along(framed, view_dir, up, type, fov, aspect);
+  static const std::vector<PaddedPoint> kNone;
+  Camera cam = fit_camera_along(framed, view_dir, up, type, fov, aspect, 0.08, block.target ? kNone : points);
   if (block.target) cam.target = *block.target;
   if (block.position) cam.position = *block.position;
   if (block.ortho_height) cam.ortho_height = *block.ortho_height;
@@ -237,6 +243,7 @@ RenderSetup render_setup_from_manifest(const Manifest& manifest, const Bounds& b
   apply_render_block(block, setup.options);
   const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
   setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene));
+  setup.fps = block.fps;
   return setup;
 }
 

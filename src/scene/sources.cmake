@@ -13,4 +13,5 @@ list(APPEND BRISTLE_SOURCES
   src/scene/read_pose.cpp
   src/scene/read_loads.cpp
   src/scene/read_colliders.cpp
+  src/scene/read_render.cpp
   src/scene/load_scene.cpp)

@@ -122,3 +122,6 @@ bristle_cli_exit_test(compare_golden_same 0
 
 # --- Analysis: bristle modes, static scenes -------------------------------------------------
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
+
+# --- Rendering, export, batch ---------------------------------------------------------------
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)

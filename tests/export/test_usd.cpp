@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
@@ -74,7 +75,7 @@ TEST_CASE("export usd: one BasisCurves prim with time-sampled points and widths"
   CHECK(text.find("def BasisCurves \"Rods\"") != std::string::npos);
   CHECK(text.find("uniform token type = \"linear\"") != std::string::npos);
   CHECK(text.find("int[] curveVertexCounts = [3, 4]") != std::string::npos);
-  CHECK(text.find("uniform string[] bristle:rodNames = [\"left\", \"right one\"]") !=
+  CHECK(text.find("custom uniform string[] bristle:rodNames = [\"left\", \"right one\"]") !=
         std::string::npos);
   CHECK(text.find("float[] widths (\n            interpolation = \"vertex\"\n        )") !=
         std::string::npos);
@@ -109,6 +110,15 @@ TEST_CASE("export usd: one BasisCurves prim with time-sampled points and widths"
   CHECK(extents[0].second.size() == 6);
 }
 
+TEST_CASE("export usd: display colours follow the scene's render palette") {
+  test::SampleOutput s = test::sample_output();
+  s.manifest.scene = {{"render", {{"colors", {"#ff0000", "#0000ff"}}}}};
+  const std::string path = test::export_scratch_dir("usd_colors") + "/out.usda";
+  write_usda(s.manifest, s.frames, path);
+  CHECK(test::read_text(path).find("color3f[] primvars:displayColor = [(1, 0, 0), (0, 0, 1)]") !=
+        std::string::npos);
+}
+
 TEST_CASE("export usd: identifiers, frames that do not match, unwritable paths") {
   CHECK(usd_identifier("my scene-1") == "my_scene_1");
   CHECK(usd_identifier("3d") == "_3d");
@@ -119,4 +129,7 @@ TEST_CASE("export usd: identifiers, frames that do not match, unwritable paths")
   s.frames[1].rods[0].velocities.pop_back();
   const std::string path = test::export_scratch_dir("usd_bad") + "/bad.usda";
   CHECK_THROWS_AS(write_usda(s.manifest, s.frames, path), ExportError);
+  // Nothing half-written is left: neither the layer nor its temporary file.
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK(std::filesystem::is_empty(std::filesystem::path(path).parent_path()));
 }

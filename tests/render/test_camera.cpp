@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "bristle/render/camera.hpp"
 
@@ -109,4 +110,39 @@ TEST_CASE("render camera: frame bounds include the rod radius; scene up follows 
   CHECK(scene_up(nlohmann::json{{"gravity", {0, -9.81}}}).isApprox(Vec3::UnitY()));
   CHECK(scene_up(nlohmann::json::object()).isApprox(Vec3::UnitY()));
   CHECK(scene_up(nlohmann::json{{"gravity", {0, 0, 0}}}).isApprox(Vec3::UnitY()));
+}
+
+TEST_CASE("render camera: fitting to the points frames a slanted rod tighter than its box") {
+  // A diagonal rod: its box has two empty corners, which a box fit must keep in view.
+  std::vector<PaddedPoint> points;
+  Bounds b;
+  for (int i = 0; i <= 20; ++i) {
+    const Vec3 p(0.05 * i / 20.0, -0.03 * i / 20.0, 0.01 * i / 20.0);
+    points.push_back(PaddedPoint{p, 1e-4});
+    b.extend(p, 1e-4);
+  }
+  const int w = 960, h = 540;
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const Camera loose = fit_camera(b, dim, double(w) / h);
+    const Camera tight = fit_camera(b, dim, double(w) / h, Vec3::UnitY(), points);
+    const Projector proj(tight, w, h);
+    Vec2 lo = Vec2::Constant(1e300), hi = Vec2::Constant(-1e300);
+    for (const PaddedPoint& p : points) {
+      const Vec2 px = proj.project(p.point).pixel;
+      CHECK(px.x() >= 0.0);
+      CHECK(px.x() <= w);
+      CHECK(px.y() >= 0.0);
+      CHECK(px.y() <= h);
+      lo = lo.cwiseMin(px);
+      hi = hi.cwiseMax(px);
+    }
+    // The rod spans most of the image in at least one direction.
+    CHECK(std::max((hi.x() - lo.x()) / w, (hi.y() - lo.y()) / h) > 0.75);
+    if (dim == 3) {
+      CHECK((tight.position - tight.target).norm() < (loose.position - loose.target).norm());
+    } else {
+      CHECK(tight.ortho_height <= loose.ortho_height);
+    }
+  }
 }

@@ -81,7 +81,7 @@ TEST_CASE("render video: rendered frames become a video") {
   setup.options.height = 100;
   setup.camera = fit_camera(sequence_bounds(m, 3, load), 2, 1.61);
   int seen = 0;
-  render_sequence(m, 3, load, setup, dir, [&](int) { ++seen; });
+  render_sequence(m, 0, 3, load, setup, dir, [&](int) { ++seen; });
   CHECK(seen == 3);
   CHECK(std::filesystem::exists(dir + "/" + frame_image_name(2)));
   CHECK(frame_image_name(12) == "000012.png");

@@ -8,4 +8,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   scene/test_brush_generator.cpp
   scene/test_load_scene.cpp
   scene/test_scene_validation.cpp
-  scene/test_read_pose.cpp)
+  scene/test_read_pose.cpp
+  scene/test_read_render.cpp)

@@ -15,7 +15,7 @@
 ///             float[] widths.timeSamples = { k: [2 r, ...], ... }   (diameters [m])
 ///             float3[] extent.timeSamples = { k: [(min), (max)], ... }
 ///             color3f[] primvars:displayColor (interpolation = "uniform") = [...]
-///             uniform string[] bristle:rodNames = [...]
+///             custom uniform string[] bristle:rodNames = [...]
 ///         }
 ///     }
 /// Time code k is frame k, so frame k is shown at k * frame_dt seconds. Points and widths are
@@ -43,11 +43,14 @@ class UsdaWriter {
 
   /// Append the next frame (its index is its time code).
   void add_frame(const Frame& frame);
-  /// Write the remaining attributes and close the file. Throws ExportError on write errors.
+  /// Write the remaining attributes and move the file into place (it is written under a
+  /// temporary name until then; a writer destroyed unfinished removes it). Throws
+  /// ExportError on write errors.
   void finish();
 
  private:
   std::string path_;
+  std::string temporary_;  ///< written first, renamed to path_ by finish()
   Manifest manifest_;
   std::ofstream out_;
   std::vector<int> codes_;

@@ -43,8 +43,18 @@ struct Bounds {
   Vec3 size() const { return max - min; }
 };
 
+/// A point the camera must keep in view, with the distance around it that must stay visible
+/// too (a vertex and its rod's radius) [m].
+struct PaddedPoint {
+  Vec3 point = Vec3::Zero();
+  double pad = 0.0;
+};
+
 /// The box holding every rod of `frame`, each vertex padded by its rod's radius.
 Bounds frame_bounds(const Manifest& manifest, const Frame& frame);
+
+/// Every finite vertex of `frame` with its rod's radius, appended to `out`.
+void append_frame_points(const Manifest& manifest, const Frame& frame, std::vector<PaddedPoint>& out);
 
 /// The default "up" of a scene: against gravity (scene["gravity"]) when it is non-zero, else
 /// +y. Only the direction is used.
@@ -55,16 +65,21 @@ Vec3 scene_up(const nlohmann::json& scene);
 /// dimension 3: perspective, fov 30 deg, from a 3/4 view: 35 deg around `up` from the +z
 /// side towards +x, 25 deg above the horizon, at the distance that fits every corner of the
 /// box.
+///
+/// When `points` are given (the vertices inside `bounds`), the distance or window is fitted to
+/// them instead of to the box's corners: a slanted brush then fills the picture instead of
+/// leaving room for the empty corners of its box. The camera still looks at the box centre.
 Camera fit_camera(const Bounds& bounds, int dimension, double aspect = 16.0 / 9.0,
-                  const Vec3& up = Vec3::UnitY());
+                  const Vec3& up = Vec3::UnitY(), const std::vector<PaddedPoint>& points = {});
 
 /// The general fit: look along `view_dir` (from the eye towards the scene) with the given
 /// projection, target the box centre, and choose the distance (perspective, fov_deg kept) or
 /// the window height (orthographic) so every corner of the box lies inside the image with a
-/// margin of `margin` (a fraction of the half-size of the image, e.g. 0.08).
+/// margin of `margin` (a fraction of the half-size of the image, e.g. 0.08); with `points`,
+/// every point (grown by its pad) instead of every corner.
 Camera fit_camera_along(const Bounds& bounds, const Vec3& view_dir, const Vec3& up,
                         ProjectionType type, double fov_deg, double aspect,
-                        double margin = 0.08);
+                        double margin = 0.08, const std::vector<PaddedPoint>& points = {});
 
 /// A world point seen by the camera.
 struct ScreenPoint {

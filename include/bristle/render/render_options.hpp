@@ -15,10 +15,12 @@ namespace bristle {
 struct Lighting {
   Vec3 key_direction = Vec3(-0.45, 0.45, 0.75);  ///< towards the key light, camera frame
   Vec3 fill_direction = Vec3(0.7, -0.2, 0.6);    ///< towards the fill light, camera frame
-  double ambient = 0.30;        ///< k_a, fraction of the base colour always present
-  double diffuse = 0.65;        ///< k_d, key light diffuse weight
-  double fill = 0.25;           ///< fill light diffuse weight
-  double specular = 0.50;       ///< k_s, weight of the (white) highlight
+  // The weights add up to about 1 where the key light meets a fibre broadside, so a lit
+  // fibre shows its own colour rather than washing out to white on a light background.
+  double ambient = 0.35;        ///< k_a, fraction of the base colour always present
+  double diffuse = 0.55;        ///< k_d, key light diffuse weight
+  double fill = 0.15;           ///< fill light diffuse weight
+  double specular = 0.30;       ///< k_s, weight of the (white) highlight
   double shininess = 24.0;      ///< p, the highlight's exponent
 };
 

@@ -8,8 +8,10 @@
 ///     "width": 1280, "height": 720,                 // [px]
 ///     "background": "#f5f3ef",                      // or [r, g, b] in [0, 1]
 ///     "colors": ["#e69f00", [0.2, 0.4, 0.8]],       // per-rod palette, cycled
+///     "collider_color": "#9aa3ad",
 ///     "min_line_width": 1.5,                        // [px]
 ///     "time_stamp": true,
+///     "fps": 30,                                    // video frame rate [1/s]
 ///     "camera": { "type": "perspective" | "orthographic",
 ///                 "position": [..], "target": [..], "up": [..],
 ///                 "fov": 30,                        // vertical, [deg], perspective
@@ -46,7 +48,9 @@ struct RenderBlock {
   std::optional<int> width, height;
   std::optional<Color> background;
   std::vector<Color> colors;
+  std::optional<Color> collider_color;
   std::optional<double> min_line_width;
+  std::optional<double> fps;  ///< video frames per second
   std::optional<bool> time_stamp;
   std::optional<ProjectionType> camera_type;
   std::optional<Vec3> position, target, up;
@@ -65,14 +69,18 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options);
 /// dimension, then the block's camera fields on top. A given position keeps its view
 /// direction; a missing target is the box centre; a missing orthographic height (or, with no
 /// position, a missing distance) is fitted to the box.
+/// `points` (optional: the vertices inside `bounds`) tighten the fit as in fit_camera; they
+/// are not used when the block gives the target.
 Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimension,
-                      double aspect, const Vec3& default_up);
+                      double aspect, const Vec3& default_up,
+                      const std::vector<PaddedPoint>& points = {});
 
 /// Everything `bristle render` needs from an output folder apart from its frames.
 struct RenderSetup {
   Camera camera;
   RenderOptions options;
   std::vector<Collider> colliders;
+  std::optional<double> fps;  ///< the block's video frame rate, when given
 };
 
 /// From the manifest's scene: colliders, `render` block, and the camera fitted to `bounds`

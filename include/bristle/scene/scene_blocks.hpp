@@ -95,6 +95,11 @@ ReadResult<std::vector<PointLoad>> read_loads(const JsonValue& value, const Mode
 /// `colliders`: planes, spheres, capsules and boxes.
 ReadResult<std::vector<Collider>> read_colliders(const JsonValue& value, int dimension);
 
+/// `render`: how `bristle render` draws the frames (docs/rendering.md). Validated like every
+/// block; returned with vectors in the scene's dimension and directions normalised, nothing
+/// defaulted (the renderer fits what is missing to the frames).
+nlohmann::json read_render(const JsonValue& value, int dimension);
+
 /// A vector as JSON with `dimension` components.
 nlohmann::json vector_json(const Vec3& v, int dimension);
 
