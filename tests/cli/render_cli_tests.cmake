@@ -15,9 +15,9 @@ bristle_cli_exit_test(batch_help 0 "batch|-h" "-DSTDOUT_MATCHES=docs/batch.md")
 bristle_cli_exit_test(render_missing_output 2 "render|${_golden}/curl_2d" "-DSTDERR_MATCHES=missing -o DIR")
 bristle_cli_exit_test(render_unreadable 2 "render|${_render_work}/nothing|-o|${_render_work}/unreadable"
                       "-DSTDERR_MATCHES=no such output folder" "-DABSENT=${_render_work}/unreadable")
-bristle_cli_exit_test(render_bad_camera 2 "render|${_golden}/rod_3d_straight|-o|${_render_work}/camera|--camera|fisheye"
+bristle_cli_exit_test(render_bad_camera 2 "render|${_golden}/swing_3d|-o|${_render_work}/camera|--camera|fisheye"
                       "-DSTDERR_MATCHES=--camera expects" "-DABSENT=${_render_work}/camera")
-bristle_cli_exit_test(render_bad_vector 2 "render|${_golden}/rod_3d_straight|-o|${_render_work}/vector|--target|1,x,2"
+bristle_cli_exit_test(render_bad_vector 2 "render|${_golden}/swing_3d|-o|${_render_work}/vector|--target|1,x,2"
                       "-DSTDERR_MATCHES=--target expects" "-DABSENT=${_render_work}/vector")
 bristle_cli_exit_test(render_2d_eye_refused 2 "render|${_golden}/curl_2d|-o|${_render_work}/eye2d|--position|0,0,1"
                       "-DSTDERR_MATCHES=2D scene" "-DABSENT=${_render_work}/eye2d")
@@ -52,8 +52,8 @@ endfunction()
 
 # -j 1 and -j 2 give byte-identical PNGs: a 2D scene (orthographic, in its plane) and a 3D one.
 bristle_render_cli_check(render_jobs_2d jobs -DOUT=${_golden}/curl_2d -DFRAMES=21)
-bristle_render_cli_check(render_jobs_3d jobs -DOUT=${_golden}/rod_3d_straight -DFRAMES=11)
-bristle_render_cli_check(export_formats export -DOUT=${_golden}/rod_3d_straight -DFRAMES=11)
+bristle_render_cli_check(render_jobs_3d jobs -DOUT=${_golden}/swing_3d -DFRAMES=16)
+bristle_render_cli_check(export_formats export -DOUT=${_golden}/swing_3d -DFRAMES=16)
 # Two scenes, the second invalid: the first completes, the second is reported, exit code 1.
 bristle_render_cli_check(batch_one_invalid batch -DVALID=${_scenes}/rod_3d_straight.json
                          -DINVALID=${_cli_dir}/malformed/10_density_negative.json)
