@@ -16,7 +16,7 @@ namespace bristle::cli {
 namespace {
 
 const char* const kUsage =
-    "usage: bristle run SCENE -o OUT [--force] [--quiet]\n"
+    "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N]\n"
     "\n"
     "Simulates SCENE and writes the output folder OUT: OUT/manifest.json and one\n"
     "OUT/frames/NNNNNN.json per frame (docs/output-format.md). The scene is checked first:\n"
@@ -35,6 +35,8 @@ const char* const kUsage =
     "  --force           reuse a non-empty OUT: its manifest.json and frames/ are removed first\n"
     "                    (other files in OUT are left alone)\n"
     "  --quiet           no progress and no summary line (errors are still printed)\n"
+    "  --threads N       threads for the step (default: the scene's solver.threads, else 1);\n"
+    "                    the frames are bitwise identical for every N\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit codes: 0 complete, 1 the simulation or the static solve failed (frames before the\n"
@@ -44,7 +46,7 @@ namespace fs = std::filesystem;
 
 int run(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed =
-      parse_args(args, {{"--output", "-o", true}, {"--force", "", false}, {"--quiet", "", false}});
+      parse_args(args, {{"--output", "-o", true}, {"--force", "", false}, {"--quiet", "", false}, {"--threads", "", true}});
   expect_positionals(parsed, {"SCENE"});
   const auto out = parsed.value("--output");
   if (!out) throw UsageError("missing -o OUT (the output folder)");
@@ -52,8 +54,13 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
   const bool force = parsed.has("--force"), quiet = parsed.has("--quiet");
 
   // Validate everything before touching OUT.
-  const Scene scene = load_scene(parsed.positionals[0]);
+  Scene scene = load_scene(parsed.positionals[0]);
   for (const std::string& warning : scene.warnings) context.err << "warning: " << warning << "\n";
+  if (parsed.has("--threads")) {
+    const int threads = parsed.integer("--threads", 1);
+    if (threads < 1) throw UsageError("--threads expects an integer >= 1");
+    scene.solver.threads = threads;
+  }
 
   std::error_code error;
   if (fs::exists(*out, error) && !fs::is_directory(*out, error)) {

@@ -52,8 +52,9 @@ SceneSummary summarize_scene(const Scene& scene) {
   s.frame_dt = scene.time.frame_dt;
   s.duration = scene.time.duration;
   s.steps_per_frame = scene.time.steps_per_frame();
-  s.frames = scene.time.frame_count();
-  s.steps = static_cast<long long>(s.frames - 1) * s.steps_per_frame;
+  // A static scene writes the initial state and the equilibrium, and takes no time steps.
+  s.frames = s.static_mode ? 2 : scene.time.frame_count();
+  s.steps = s.static_mode ? 0 : static_cast<long long>(s.frames - 1) * s.steps_per_frame;
 
   for (int r = 0; r < s.rods; ++r) {
     const Rod& rod = model.rods[r];
@@ -106,7 +107,8 @@ std::string describe(const SceneSummary& s) {
   text << "  time           dt " << number(s.dt) << " s, frame_dt " << number(s.frame_dt) << " s ("
        << s.steps_per_frame << " steps per frame), duration " << number(s.duration) << " s\n";
   text << "  steps          " << s.steps << "\n";
-  text << "  frames         " << s.frames << " (frame 0 is the initial state)\n";
+  text << "  frames         " << s.frames
+       << (s.static_mode ? " (frame 0 is the initial state, frame 1 the equilibrium)\n" : " (frame 0 is the initial state)\n");
   if (s.smallest_edge.rod >= 0)
     text << "  smallest edge  " << number(s.smallest_edge.value) << " m (" << where(s.smallest_edge, "edge") << ")\n";
   if (s.stiffest_stretch.rod >= 0)

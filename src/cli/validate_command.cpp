@@ -28,6 +28,7 @@ int validate(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed = parse_args(args, {{"--json", "", false}});
   expect_positionals(parsed, {"SCENE"});
   const Scene scene = load_scene(parsed.positionals[0]);
+  for (const std::string& warning : scene.warnings) context.err << "warning: " << warning << "\n";
   const SceneSummary summary = summarize_scene(scene);
   if (parsed.has("--json"))
     context.out << to_json(summary).dump(2) << "\n";

@@ -125,3 +125,11 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
 
 # --- Rendering, export, batch ---------------------------------------------------------------
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
+
+# --- Threads: byte-identical frames -----------------------------------------------------------
+foreach(_scene demo swing_3d)
+  add_test(NAME cli_threads_identical_${_scene}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_scenes}/${_scene}.json
+                   -DWORK=${_cli_work}/threads/${_scene} -P ${_cli_dir}/expect_same_frames.cmake)
+  set_tests_properties(cli_threads_identical_${_scene} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endforeach()
