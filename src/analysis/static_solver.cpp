@@ -336,13 +336,25 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
 
   SystemAssembler assembler(full);
   VecX gradient;
-  // Stable iff the exact Hessian is positive definite (Cholesky succeeds).
+  // Stable iff the exact Hessian has no negative eigenvalue: positive definite (Cholesky
+  // succeeds), or else no eigenvalue below the round-off threshold of modal analysis (Sylvester
+  // inertia, modes.hpp). The second case is a neutral direction, an eigenvalue that is zero in
+  // exact arithmetic and +-round-off in practice: a buckled 3D column turning about its clamp
+  // axis costs no energy, since these rods have no twist. Cholesky alone would call such an
+  // equilibrium stable or not at the whim of the last bit.
   auto is_stable = [&](const VecX& at) {
     if (layout.free_dof_count() == 0) return true;
     assembler.assemble(at, 0.0, HessianProjection::Exact, 1.0, gradient);
     barrier.add(at, HessianProjection::Exact, gradient, &assembler.matrix());
     Eigen::SimplicialLLT<SparseMatrix> cholesky(assembler.matrix());
-    return cholesky.info() == Eigen::Success;
+    if (cholesky.info() == Eigen::Success) return true;
+    if (barrier.enabled()) return false;  // modal analysis does not see the contact barrier
+    State probe = state;
+    probe.positions = at;
+    ModalSettings modal;
+    modal.count = 1;
+    const ModalResult modes = modal_analysis(full, probe, modal);
+    return modes.ok && modes.unstable_count == 0;
   };
   result.stable = failure.empty() ? is_stable(x) : false;
 

@@ -57,13 +57,38 @@ void scatter_stretch_block(double* values, const int* slots, const Mat<D, D>& bl
     }
 }
 
-/// The Hessian after projection, from the closed-form spectrum: only positive terms.
+/// Adds scale * sum_k value_k G_k G_k^T over the positive terms of the spectrum through a bend
+/// element's slots. Each D x D block (a, b) with b >= a is computed once and written to both
+/// (a, b) and (b, a): the element matrix is symmetric, and this halves the arithmetic.
 template <int D>
-Mat<3 * D, 3 * D> projected_from_spectrum(const BendHessianSpectrum<D>& spectrum) {
-  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
-  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
-    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
-  return h;
+void scatter_projected_spectrum(double* values, const int* slots, const BendHessianSpectrum<D>& spectrum,
+                                double scale) {
+  constexpr int kCount = BendHessianSpectrum<D>::kCount;
+  double weight[kCount];
+  int terms[kCount];
+  int count = 0;
+  for (int k = 0; k < kCount; ++k)
+    if (spectrum.value[k] > 0.0) {
+      weight[count] = scale * spectrum.value[k];
+      terms[count++] = k;
+    }
+  for (int a = 0; a < 3; ++a)
+    for (int b = a; b < 3; ++b) {
+      Mat<D, D> block = Mat<D, D>::Zero();
+      for (int t = 0; t < count; ++t) {
+        const Vec<3 * D>& g = spectrum.vector[terms[t]];
+        block.noalias() += (weight[t] * g.template segment<D>(a * D)) * g.template segment<D>(b * D).transpose();
+      }
+      for (int j = 0; j < D; ++j) {
+        const int slot_ab = slots[(a * 3 + b) * D + j];
+        if (slot_ab >= 0)
+          for (int i = 0; i < D; ++i) values[slot_ab + i] += block(i, j);
+        if (a == b) continue;
+        const int slot_ba = slots[(b * 3 + a) * D + j];
+        if (slot_ba >= 0)
+          for (int i = 0; i < D; ++i) values[slot_ba + i] += block(j, i);
+      }
+    }
 }
 
 }  // namespace
@@ -266,7 +291,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
       bend_energy_sum += local.energy;
       scatter_add<D>(gradient, e.dof, local.gradient);
       if (!want_hessian) continue;
-      if (want_matrix) scatter_matrix<D, 3>(values, &bend_slots_[k * 9 * D], projected_from_spectrum<D>(local.spectrum), matrix_scale);
+      if (want_matrix) scatter_projected_spectrum<D>(values, &bend_slots_[k * 9 * D], local.spectrum, matrix_scale);
       if (want_product) {
         // K w from the rank-one terms: sum of value G (G . w), no 9 x 9 product.
         const Vec<3 * D> local_w = gather<D>(*w, e.dof);
