@@ -1,2 +1,3 @@
 list(APPEND BRISTLE_SOURCES
-  src/bench/strand_benchmark.cpp)
+  src/bench/strand_benchmark.cpp
+  src/bench/performance_report.cpp)

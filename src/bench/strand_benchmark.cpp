@@ -47,7 +47,7 @@ struct RunOutcome {
   double assembly = 0.0, solve = 0.0, total = 0.0;
   bool ok = true;
   std::string failure;
-  double energy_start = 0.0, energy_end = 0.0;
+  double energy_start = 0.0, energy_end = 0.0, max_energy_rise = 0.0;
   double spmv_seconds = 0.0;
 };
 
@@ -59,8 +59,11 @@ RunOutcome simulate(const Model& model, const StrandBenchmarkSettings& settings,
   out.energy_start = integrator.energies(out.state).total();
   const int steps = static_cast<int>(std::lround(settings.duration / settings.dt));
   const Clock::time_point start = Clock::now();
+  double energy = out.energy_start;
   for (int s = 0; s < steps; ++s) {
     const StepReport report = integrator.step(out.state, settings.dt);
+    out.max_energy_rise = std::max(out.max_energy_rise, report.energies.total() - energy);
+    energy = report.energies.total();
     out.cg_iterations.push_back(report.cg_iterations);
     out.assembly += report.assembly_seconds;
     out.solve += report.solve_seconds;
@@ -97,6 +100,8 @@ nlohmann::json StrandBenchmarkResult::to_json() const {
   j["tip_error_relative"] = tip_error_relative;
   j["energy_start"] = energy_start;
   j["energy_end"] = energy_end;
+  j["max_energy_rise"] = max_energy_rise;
+  j["energy_scale"] = energy_scale;
   j["ok"] = ok;
   if (!ok) j["failure"] = failure;
   return j;
@@ -161,6 +166,11 @@ StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settin
     result.spmv_equivalents_per_step = (run.total / result.steps) / run.spmv_seconds;
   result.energy_start = run.energy_start;
   result.energy_end = run.energy_end;
+  result.max_energy_rise = run.max_energy_rise;
+  const Rod& strand = model.rods.front();
+  double strand_mass = 0.0;
+  for (int i = 0; i < strand.vertex_count(); ++i) strand_mass += strand.vertex_mass(i);
+  result.energy_scale = strand_mass * model.gravity.norm() * strand.rest_length();
 
   if (settings.measure_accuracy && run.ok) {
     // The strands are identical, so a reference on a few of them stands for all.

@@ -4,7 +4,11 @@
 #include <ostream>
 #include <sstream>
 
+#include <filesystem>
+
+#include "bristle/bench/performance_report.hpp"
 #include "bristle/bench/strand_benchmark.hpp"
+#include "bristle/io/atomic_file.hpp"
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
 
@@ -16,6 +20,7 @@ const char* const kUsage =
     "usage: bristle bench [--strands N] [--vertices V] [--dt S] [--duration S] [--threads T]\n"
     "                     [--newton K] [--linearization predicted|start] [--projection projected|gauss_newton]\n"
     "                     [--no-accuracy] [--json]\n"
+    "       bristle bench --sweep [--docs PATH]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
     "E = 3 GPa, density 1300 kg/m^3, clamped horizontally at the root) and prints what a step\n"
@@ -37,6 +42,10 @@ const char* const kUsage =
     "  --projection P     bending Hessian: projected (default) or gauss_newton\n"
     "  --no-accuracy      skip the reference run\n"
     "  --json             print one JSON object\n"
+    "  --sweep            the performance report instead: 100, 1000, 4000 and 20000 strands at 1\n"
+    "                     and 2 threads, and 1000 strands at dt = 1/60 s and 1/24 s (several minutes)\n"
+    "  --docs PATH        with --sweep: write the report as Markdown to PATH (docs/performance.md)\n"
+    "                     and its plot to images/performance_scaling.png beside it\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit codes: 0 the run completed, 1 a step failed, 2 bad usage\n";
@@ -81,6 +90,29 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
   if (!r.ok) out << "FAILED: " << r.failure << "\n";
 }
 
+int sweep(const ParsedArgs& parsed, CommandContext& context) {
+  PerformanceSweepSettings settings;
+  settings.base.solver.newton_iterations = 2;
+  settings.base.solver.linearization = Linearization::Predicted;
+  const PerformanceReport report =
+      run_performance_sweep(settings, [&](const std::string& what) { context.err << "bench: " << what << "...\n"; });
+  const std::string plot_name = "images/performance_scaling.png";
+  if (const auto docs = parsed.value("--docs")) {
+    const std::filesystem::path page(*docs);
+    const std::filesystem::path folder = page.parent_path().empty() ? std::filesystem::path(".") : page.parent_path();
+    std::filesystem::create_directories(folder / "images");
+    write_file_atomically((folder / plot_name).string(), performance_plot_png(report));
+    write_file_atomically(page.string(), performance_markdown(report, plot_name));
+    context.err << "bench: wrote " << page.string() << " and " << (folder / plot_name).string() << "\n";
+  } else {
+    context.out << performance_markdown(report, plot_name);
+  }
+  bool ok = true;
+  for (const PerformanceRow& row : report.sizes) ok = ok && row.result.ok;
+  for (const PerformanceRow& row : report.large_steps) ok = ok && row.result.ok;
+  return ok ? kExitSuccess : kExitFailure;
+}
+
 int bench(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed = parse_args(args, {{"--strands", "", true},
                                               {"--vertices", "", true},
@@ -91,8 +123,12 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--linearization", "", true},
                                               {"--projection", "", true},
                                               {"--no-accuracy", "", false},
-                                              {"--json", "", false}});
+                                              {"--json", "", false},
+                                              {"--sweep", "", false},
+                                              {"--docs", "", true}});
   expect_positionals(parsed, {});
+  if (parsed.has("--sweep")) return sweep(parsed, context);
+  if (parsed.has("--docs")) throw UsageError("--docs goes with --sweep");
   StrandBenchmarkSettings settings;
   settings.strands = positive(parsed, "--strands", 1000, 1);
   settings.vertices_per_strand = positive(parsed, "--vertices", 50, 3);

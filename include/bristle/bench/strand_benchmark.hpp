@@ -49,7 +49,9 @@ struct StrandBenchmarkResult {
   double tip_error_relative = -1.0;        ///< -1 when not measured
   bool ok = true;
   std::string failure;
-  double energy_start = 0.0, energy_end = 0.0;
+  double energy_start = 0.0, energy_end = 0.0;  ///< total energy before and after [J]
+  double max_energy_rise = 0.0;  ///< largest increase of the total energy over one step [J]
+  double energy_scale = 0.0;     ///< m g L of one strand, the scale of its sag energy [J]
 
   nlohmann::json to_json() const;
 };

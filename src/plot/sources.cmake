@@ -1,0 +1,2 @@
+list(APPEND BRISTLE_SOURCES
+  src/plot/chart.cpp)

@@ -1,0 +1,2 @@
+list(APPEND BRISTLE_TEST_SOURCES
+  bench/test_performance_report.cpp)
