@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace bristle {
 
@@ -20,44 +21,27 @@ namespace {
 // compile-time trip counts and unroll completely; other widths take the same arithmetic in
 // the same order through the generic loop, so both give identical results.
 
-inline double& band_entry(double* band, int w, int i, int k) {
-  return band[static_cast<std::size_t>(i) * (w + 1) + w + k - i];
-}
-
-/// Column j: pivot, scale, update. `W` is the compile-time half-bandwidth, or 0 for `w`.
+/// `W` is the compile-time half-bandwidth, or 0 for the run-time `w`.
 template <int W>
-bool eliminate_column(double* band, int n, int w, int j) {
+bool banded_cholesky_impl(double* band, int n, int w) {
   if constexpr (W > 0) w = W;
-  double& pivot = band_entry(band, w, j, j);
-  if (!(pivot > 0.0) || !std::isfinite(pivot)) return false;
-  const double inverse = 1.0 / std::sqrt(pivot);
-  pivot = inverse;
+  const std::size_t stride = static_cast<std::size_t>(w) + 1;
+  auto entry = [&](int i, int k) -> double& { return band[static_cast<std::size_t>(i) * stride + w + k - i]; };
   double column[65];
-  const int count = std::min(w, n - 1 - j);
-  if (W > 0 && count == W) {
-    for (int a = 1; a <= W; ++a) {
-      double& l = band_entry(band, W, j + a, j);
-      l *= inverse;
-      column[a] = l;
-    }
-    for (int a = 1; a <= W; ++a)
-      for (int c = 1; c <= a; ++c) band_entry(band, W, j + a, j + c) -= column[a] * column[c];
-  } else {
+  for (int j = 0; j < n; ++j) {
+    double& pivot = entry(j, j);
+    if (!(pivot > 0.0) || !(pivot < std::numeric_limits<double>::infinity())) return false;
+    const double inverse = 1.0 / std::sqrt(pivot);
+    pivot = inverse;
+    const int count = std::min(w, n - 1 - j);
     for (int a = 1; a <= count; ++a) {
-      double& l = band_entry(band, w, j + a, j);
+      double& l = entry(j + a, j);
       l *= inverse;
       column[a] = l;
     }
     for (int a = 1; a <= count; ++a)
-      for (int c = 1; c <= a; ++c) band_entry(band, w, j + a, j + c) -= column[a] * column[c];
+      for (int c = 1; c <= a; ++c) entry(j + a, j + c) -= column[a] * column[c];
   }
-  return true;
-}
-
-template <int W>
-bool banded_cholesky_impl(double* band, int n, int w) {
-  for (int j = 0; j < n; ++j)
-    if (!eliminate_column<W>(band, n, w, j)) return false;
   return true;
 }
 
@@ -116,16 +100,20 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
         if (inner[k] >= col && inner[k] < end) w = std::max(w, inner[k] - col);
     block.half_bandwidth = w;
     const int stride = w + 1;
-    block.value_begin = outer[begin];
-    block.value_end = outer[end];
-    block.band_index.assign(block.value_end - block.value_begin, -1);
+    block.value_source.clear();
+    block.band_target.clear();
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k) {
         const int row = inner[k];
         if (row < col || row >= end) continue;
         const int i = row - begin, j = col - begin;  // L(i, j), i >= j
-        block.band_index[k - block.value_begin] = i * stride + (j - i + w);
+        block.value_source.push_back(k);
+        block.band_target.push_back(i * stride + (j - i + w));
       }
+    // Entries the factorisation reads: L(i, k) for max(0, i - w) <= k <= i.
+    long in_band = 0;
+    for (int i = 0; i < block.size; ++i) in_band += std::min(i, w) + 1;
+    block.band_covered = static_cast<long>(block.band_target.size()) == in_band;
     block.band.assign(static_cast<std::size_t>(block.size) * stride, 0.0);
   }
   analyzed_outer_ = outer;
@@ -147,11 +135,12 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
     if (block.size <= 0) continue;
     const int w = block.half_bandwidth;
     // The block's lower triangle into band storage.
-    std::fill(block.band.begin(), block.band.end(), 0.0);
-    for (int k = block.value_begin; k < block.value_end; ++k) {
-      const int index = block.band_index[k - block.value_begin];
-      if (index >= 0) block.band[index] = values[k];
-    }
+    if (!block.band_covered) std::fill(block.band.begin(), block.band.end(), 0.0);
+    double* band = block.band.data();
+    const int* source = block.value_source.data();
+    const int* target = block.band_target.data();
+    const std::size_t entries = block.value_source.size();
+    for (std::size_t p = 0; p < entries; ++p) band[target[p]] = values[source[p]];
 
     const bool ok = banded_cholesky(block.band.data(), block.size, w);
     block.factored = ok;

@@ -68,10 +68,11 @@ class RodBlockPreconditioner {
     int begin = 0, size = 0, half_bandwidth = 0;
     bool factored = false;
     std::vector<double> band;  // row i holds L(i, i-w .. i), the diagonal as 1 / L(i, i)
-    // Where each stored entry of the block's columns goes in `band` (-1: upper triangle or
-    // outside the block), for the value range [value_begin, value_end) of the matrix.
-    int value_begin = 0, value_end = 0;
-    std::vector<int> band_index;
+    // The block's lower-triangle entries: value_source[p] in the matrix's value array goes to
+    // band[band_target[p]]. When they cover every entry of the band that the factorisation
+    // reads, the band need not be cleared before each fill.
+    std::vector<int> value_source, band_target;
+    bool band_covered = false;
   };
 
   void analyze_compressed(int n, const int* outer, const int* inner);
