@@ -42,7 +42,7 @@ const char* const kUsage =
     "  --projection P     bending Hessian: projected (default) or gauss_newton\n"
     "  --no-accuracy      skip the reference run\n"
     "  --json             print one JSON object\n"
-    "  --sweep            the performance report instead: 100, 1000, 4000 and 20000 strands at 1\n"
+    "  --sweep            the performance report instead: 1 to 20000 strands at 1\n"
     "                     and 2 threads, and 1000 strands at dt = 1/60 s and 1/24 s (several minutes)\n"
     "  --docs PATH        with --sweep: write the report as Markdown to PATH (docs/performance.md)\n"
     "                     and its plot to images/performance_scaling.png beside it\n"

@@ -14,7 +14,8 @@
 namespace bristle {
 
 struct PerformanceSweepSettings {
-  std::vector<int> strands = {100, 1000, 4000, 20000};  ///< 5,000 to 1,000,000 vertices
+  /// 50 to 1,000,000 vertices; linearity is judged from 5,000 vertices up.
+  std::vector<int> strands = {1, 10, 100, 1000, 4000, 20000};
   std::vector<int> threads = {1, 2};
   std::vector<double> large_steps = {1.0 / 60.0, 1.0 / 24.0};  ///< [s], at `large_step_strands`
   int large_step_strands = 1000;
