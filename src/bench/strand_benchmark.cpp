@@ -44,6 +44,7 @@ double seconds_per_spmv(const SparseMatrix& a) {
 struct RunOutcome {
   State state;
   std::vector<int> cg_iterations;
+  long newton_iterations = 0;
   double assembly = 0.0, solve = 0.0, total = 0.0;
   bool ok = true;
   std::string failure;
@@ -65,6 +66,7 @@ RunOutcome simulate(const Model& model, const StrandBenchmarkSettings& settings,
     out.max_energy_rise = std::max(out.max_energy_rise, report.energies.total() - energy);
     energy = report.energies.total();
     out.cg_iterations.push_back(report.cg_iterations);
+    out.newton_iterations += report.newton_iterations;
     out.assembly += report.assembly_seconds;
     out.solve += report.solve_seconds;
     if (!report.ok) {
@@ -94,6 +96,7 @@ nlohmann::json StrandBenchmarkResult::to_json() const {
   j["us_per_vertex_step_solve"] = us_per_vertex_step_solve;
   j["us_per_vertex_step_other"] = us_per_vertex_step_other;
   j["cg_iterations_median"] = cg_iterations_median;
+  j["newton_iterations_mean"] = newton_iterations_mean;
   j["cg_iterations_max"] = cg_iterations_max;
   j["spmv_equivalents_per_step"] = spmv_equivalents_per_step;
   j["peak_rss_bytes"] = peak_rss_bytes;
@@ -147,6 +150,7 @@ StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settin
   result.ok = run.ok;
   result.failure = run.failure;
   result.steps = static_cast<int>(run.cg_iterations.size());
+  result.newton_iterations_mean = result.steps > 0 ? double(run.newton_iterations) / result.steps : 0.0;
   result.seconds_total = run.total;
   const double vertex_steps = static_cast<double>(result.vertices) * std::max(1, result.steps);
   result.us_per_vertex_step = 1e6 * run.total / vertex_steps;

@@ -36,7 +36,8 @@ const char* const kUsage =
     "  --dt S             time step [s] (default 1/240)\n"
     "  --duration S       simulated time [s] (default 0.25)\n"
     "  --threads T        threads (default 1); results are identical for every T\n"
-    "  --newton K         Newton iterations per step (default 2)\n"
+    "  --newton K         Newton iterations per step (default 2; at most K with --newton-tolerance)\n"
+    "  --newton-tolerance T  stop a step's iterations once the correction is below T (default 0)\n"
     "  --linearization L  predicted (default): Newton from the velocity extrapolated from the\n"
     "                     last two steps; start: Baraff-Witkin's first solve at the step's start\n"
     "  --projection P     bending Hessian: projected (default) or gauss_newton\n"
@@ -79,14 +80,16 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
       << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ", other "
       << fixed(r.us_per_vertex_step_other, 3) << ")\n"
       << "vertex-steps/s     " << fixed(r.us_per_vertex_step > 0.0 ? 1e6 / r.us_per_vertex_step : 0.0, 0) << "\n"
-      << "CG iterations/step median " << r.cg_iterations_median << ", max " << r.cg_iterations_max << "\n"
+      << "CG iterations/step median " << r.cg_iterations_median << ", max " << r.cg_iterations_max
+      << " (Newton iterations/step " << fixed(r.newton_iterations_mean, 2) << ")\n"
       << "SpMV-equivalents   " << fixed(r.spmv_equivalents_per_step, 2) << " per step\n"
       << "peak memory        " << fixed(r.peak_rss_bytes / 1048576.0, 1) << " MiB ("
       << fixed(r.vertices > 0 ? static_cast<double>(r.peak_rss_bytes) / r.vertices : 0.0, 0)
       << " bytes per vertex, whole process)\n";
   if (r.tip_error_relative >= 0.0)
     out << "tip error          " << fixed(100.0 * r.tip_error_relative, 4) << " % of the strand length\n";
-  out << "energy             " << r.energy_start << " J -> " << r.energy_end << " J\n";
+  out << "energy             " << r.energy_start << " J -> " << r.energy_end << " J, largest gain in one step "
+      << r.max_energy_rise << " J (m g L of a strand: " << r.energy_scale << " J)\n";
   if (!r.ok) out << "FAILED: " << r.failure << "\n";
 }
 
@@ -121,6 +124,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--threads", "", true},
                                               {"--newton", "", true},
                                               {"--linearization", "", true},
+                                              {"--newton-tolerance", "", true},
                                               {"--projection", "", true},
                                               {"--no-accuracy", "", false},
                                               {"--json", "", false},
@@ -154,6 +158,8 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
     else
       throw UsageError("--projection expects projected or gauss_newton, found '" + *projection + "'");
   }
+  settings.solver.newton_tolerance = parsed.number("--newton-tolerance", 0.0);
+  if (settings.solver.newton_tolerance < 0.0) throw UsageError("--newton-tolerance expects a number >= 0");
   settings.measure_accuracy = !parsed.has("--no-accuracy");
   if (!parsed.has("--json"))
     context.err << "bench: " << settings.strands << " strands x " << settings.vertices_per_strand << " vertices, "

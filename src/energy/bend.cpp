@@ -225,6 +225,25 @@ template <int D>
 BendHessianSpectrum<D> spectrum_from_frames(const EdgeFrames<D>& f, double rest_angle, double stiffness,
                                             bool positive_only = false) {
   BendHessianSpectrum<D> out;
+  if constexpr (D == 3) {
+    if (f.degenerate && f.theta < 1.0) {
+      // Exactly straight: no binormal, so no bending plane. The limit with a zero rest angle,
+      // K (w w^T) (x) (I - t t^T), is 2K on the antisymmetric rotation across the tangent in
+      // both transverse directions (beta and gamma), whatever perpendicular the frames use. With
+      // a rest angle the unsigned angle has a cone here and no Hessian; the same PSD matrix
+      // stands in (as bend_hessian does), so the result does not depend on the frames' axes.
+      const double h = 1.0 / std::sqrt(2.0);
+      for (int i = 0; i < 6; ++i) {
+        out.value[i] = 0.0;
+        out.vector[i].setZero();
+      }
+      out.value[2] = 2.0 * stiffness;
+      out.vector[2] = node_vector<D>(f, 0.0, -h, 0.0, h, 0.0, 0.0);
+      out.value[5] = 2.0 * stiffness;
+      out.vector[5] = node_vector<D>(f, 0.0, 0.0, 0.0, 0.0, h, -h);
+      return out;
+    }
+  }
   const double d = deviation<D>(f.theta, rest_angle);
   const double r = std::sqrt(1.0 + d * d);
   const double k = d / (1.0 + r);

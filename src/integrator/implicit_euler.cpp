@@ -100,9 +100,9 @@ ImplicitEuler::LineSearch ImplicitEuler::line_search(const VecX& x0, const VecX&
     ++report.line_search_halvings;
     step *= 0.5;
   }
-  // No decrease found along dv (round-off dominated, or damping terms that make dv a poor
-  // direction for Phi): take the full Newton step, as Baraff-Witkin would.
-  return {1.0, false, EnergyBreakdown{}};
+  // No sufficient decrease along dv. The caller decides (see step()).
+  ++report.line_search_failures;
+  return {1.0, false, EnergyBreakdown{}, false};
 }
 
 StepReport ImplicitEuler::step(State& state, double dt) {
@@ -135,23 +135,30 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   // between steps) nor with colliders (a contact can stop a vertex within a step, and an
   // extrapolated guess would predict contacts that do not happen).
   bool from_guess = false;
-  const bool continuing = previous_v0_.size() == v0.size() && last_end_v_.size() == v0.size() &&
-                          previous_h_ > 0.0 && state.time == last_end_time_ &&
-                          (last_end_v_.array() == v0.array()).all();
-  if (settings_.linearization == Linearization::Predicted && continuing && !contact_.enabled()) {
+  // This step continues the last one when the state is where that step left it: time, and
+  // the free DOFs' positions and velocities (fixed DOFs may be moved by handles in between).
+  bool continuing = previous_h_ > 0.0 && state.time == last_end_time_ && last_end_v_.size() == v0.size() &&
+                    last_end_x_.size() == x0.size() && previous_v0_.size() == v0.size();
+  for (int dof = 0; continuing && dof < layout.dof_count(); ++dof)
+    if (layout.free_index(dof) >= 0 && (v0[dof] != last_end_v_[dof] || x0[dof] != last_end_x_[dof])) continuing = false;
+  // Phi below leaves out h beta/2 v^T K v (K is not known before assembly): with stiffness
+  // damping the comparison would not be the one the line search makes, so no guess then.
+  if (settings_.linearization == Linearization::Predicted && continuing && !contact_.enabled() &&
+      model_.damping_stiffness == 0.0) {
     const Clock::time_point guess_start = Clock::now();
     const double ratio = h / previous_h_;
     trial_v_ = v0;
     for (int dof = 0; dof < layout.dof_count(); ++dof)
       if (layout.free_index(dof) >= 0) trial_v_[dof] = v0[dof] + ratio * (v0[dof] - previous_v0_[dof]);
     trial_x_ = x0 + h * trial_v_;
-    if (assembler_.find_collapsed_edge(trial_x_) < 0) {
+    start_x_ = x0 + h * v0;
+    if (assembler_.find_collapsed_edge(trial_x_) < 0 && assembler_.find_collapsed_edge(start_x_) < 0) {
       mass_dv_ = mass_.cwiseProduct(trial_v_ - v0);
       const double phi_guess = 0.5 * (trial_v_ - v0).dot(mass_dv_) +
                                0.5 * h * alpha * trial_v_.dot(mass_.cwiseProduct(trial_v_)) +
                                assembler_.potential_energies(trial_x_, t1).potential();
       const double phi_start = 0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) +
-                               assembler_.potential_energies(x0 + h * v0, t1).potential();
+                               assembler_.potential_energies(start_x_, t1).potential();
       if (phi_guess <= phi_start) {
         v = trial_v_;
         from_guess = true;
@@ -213,9 +220,10 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
     // Solve, warm-started from the previous step's first velocity change.
     const Clock::time_point solve_start = Clock::now();
+    bool solved = true;
     if (contact) {
-      contact_.solve(system, rhs_free_, x0, v, h, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(),
-                     linear_solve, dv_free_);
+      solved = contact_.solve(system, rhs_free_, x0, v, h, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(),
+                              linear_solve, dv_free_);
     } else {
       solver_.compute(system);
       dv_free_ = solver_.solveWithGuess(rhs_free_, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval());
@@ -231,7 +239,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       if (f >= 0) dv_[dof] = dv_free_[f];
     }
     if (find_non_finite(dv_, report, "velocity")) break;
-    if (solver_.info() != Eigen::Success) {
+    if (!solved || solver_.info() != Eigen::Success) {
       std::ostringstream message;
       message << "conjugate gradient did not converge: relative residual " << solver_.error()
               << " after " << solver_.iterations() << " iterations (cg_tolerance "
@@ -263,6 +271,12 @@ StepReport ImplicitEuler::step(State& state, double dt) {
         const double slope = -rhs_free_.dot(dv_free_);  // r . dv < 0: J is SPD
         const LineSearch search = line_search(x0, v0, v, h, potential_at_v, slope, damping_scale, report);
         step_length = search.step;
+        // A failed search. Newton's directions descend on Phi (J is SPD and r = grad Phi), so
+        // for them failing means the change is lost in round-off: the step is converged, take
+        // it. Baraff-Witkin's first direction uses the residual linearised at x0 instead of
+        // Phi's gradient at x0 + h v0, and can point uphill when the rod turns fast: then,
+        // if another iteration follows, it starts over from v0, as Newton from x0 + h v0.
+        if (!search.found && at_start && iteration + 1 < iterations) step_length = 0.0;
         end_energies_known = search.energies_known;
         end_energies = search.energies;
       }
@@ -273,7 +287,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // Converged? The correction against the velocity scale of the step.
     if (settings_.newton_tolerance > 0.0 && iteration + 1 < iterations) {
       const double scale = std::max(v.lpNorm<Eigen::Infinity>(), gravity_speed);
-      if (step_length * dv_.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
+      // The full Newton correction, not the accepted fraction: a line search that shortens the
+      // step far from the solution must not look like convergence.
+      if (dv_.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
     }
   }
   report.cg_iterations = static_cast<int>(preconditioner.applications());
@@ -285,6 +301,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       state.positions = std::move(x1);
       state.velocities = std::move(v);
       last_end_v_ = state.velocities;
+      last_end_x_ = state.positions;
       last_end_time_ = t1;
       state.time = t1;
     } else {

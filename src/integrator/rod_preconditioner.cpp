@@ -110,10 +110,16 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
         block.value_source.push_back(k);
         block.band_target.push_back(i * stride + (j - i + w));
       }
-    // Entries the factorisation reads: L(i, k) for max(0, i - w) <= k <= i.
-    long in_band = 0;
-    for (int i = 0; i < block.size; ++i) in_band += std::min(i, w) + 1;
-    block.band_covered = static_cast<long>(block.band_target.size()) == in_band;
+    // Entries the factorisation reads, L(i, k) for max(0, i - w) <= k <= i, that no stored
+    // entry fills.
+    std::vector<char> filled(static_cast<std::size_t>(block.size) * stride, 0);
+    for (int target : block.band_target) filled[target] = 1;
+    block.band_gaps.clear();
+    for (int i = 0; i < block.size; ++i)
+      for (int k = std::max(0, i - w); k <= i; ++k) {
+        const int index = i * stride + (k - i + w);
+        if (!filled[index]) block.band_gaps.push_back(index);
+      }
     block.band.assign(static_cast<std::size_t>(block.size) * stride, 0.0);
   }
   analyzed_outer_ = outer;
@@ -135,8 +141,8 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
     if (block.size <= 0) continue;
     const int w = block.half_bandwidth;
     // The block's lower triangle into band storage.
-    if (!block.band_covered) std::fill(block.band.begin(), block.band.end(), 0.0);
     double* band = block.band.data();
+    for (int gap : block.band_gaps) band[gap] = 0.0;
     const int* source = block.value_source.data();
     const int* target = block.band_target.data();
     const std::size_t entries = block.value_source.size();

@@ -1,6 +1,7 @@
 #include "bristle/model/rod.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cassert>
 
 #include "bristle/energy/bend.hpp"
@@ -64,7 +65,16 @@ Rod make_rod(std::string name, const Material& material, std::vector<Vec3> posit
       if (dimension == 2) {
         rod.rest_angles[i] = turning_angle<2>({p[i - 1].head<2>(), p[i].head<2>(), p[i + 1].head<2>()});
       } else {
-        rod.rest_angles[i] = turning_angle<3>({p[i - 1], p[i], p[i + 1]});
+        // Vertices given along a generic direction are collinear only up to rounding, and the
+        // unsigned 3D angle then comes out as ~1e-15 instead of 0. A rest angle that is not
+        // exactly zero makes straight a cone tip of the energy (no stiffness across the bending
+        // plane, docs/physics.md): such a rod would lose half its bending stiffness at rest.
+        // Angles within rounding of zero are zero.
+        const Vec3 v1 = p[i] - p[i - 1], v2 = p[i + 1] - p[i];
+        const double round_off = 64.0 * std::numeric_limits<double>::epsilon() * v1.norm() * v2.norm();
+        rod.rest_angles[i] = v1.cross(v2).norm() <= round_off && v1.dot(v2) > 0.0
+                                 ? 0.0
+                                 : turning_angle<3>({p[i - 1], p[i], p[i + 1]});
       }
     }
   }

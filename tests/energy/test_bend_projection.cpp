@@ -1,7 +1,9 @@
 // The closed-form spectrum of the bending Hessian and the projection built on it
 // (bend_hessian_spectrum, bend_hessian_projected in include/bristle/energy/bend.hpp).
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -125,15 +127,31 @@ TEST_CASE("bend spectrum: the rank-one terms add up to the exact Hessian, 2D and
 }
 
 TEST_CASE("bend spectrum: eigenvalues in scaled edge coordinates are the closed forms") {
-  // A stencil with unit edges along the axes: the frames are the coordinate axes and the
-  // scaled coordinates are plain coordinates, so the 6 x 6 edge Hessian's eigenvalues are
-  // K times {-d, d, 1 +- sqrt(1 + d^2), -d tan(theta/2), d cot(theta/2)}.
+  // Checked independently of the code's formulas: a stencil with unit edges, the first along
+  // x, turning in the xy-plane, so the edge frames are rotations of the axes and the scaled
+  // edge coordinates are an orthonormal change of basis of the edge vectors. The edge-space
+  // Hessian follows from the node Hessian by the pseudo-inverse of J (v = J x has full row
+  // rank), and its numerically computed eigenvalues must be K times {-d, d, 1 +- sqrt(1 + d^2),
+  // -d tan(theta/2), d cot(theta/2)}.
   const double theta = 0.9, rest = 0.25, k = 1.5, d = theta - rest;
   BendStencil<3> s{Vec3::Zero(), Vec3::UnitX(), Vec3::UnitX() + Vec3(std::cos(theta), std::sin(theta), 0.0)};
+  Eigen::Matrix<double, 6, 9> J = Eigen::Matrix<double, 6, 9>::Zero();
+  J.block<3, 3>(0, 0) = -Mat3::Identity();
+  J.block<3, 3>(0, 3) = Mat3::Identity();
+  J.block<3, 3>(3, 3) = -Mat3::Identity();
+  J.block<3, 3>(3, 6) = Mat3::Identity();
+  const Eigen::Matrix<double, 9, 6> J_plus = J.transpose() * (J * J.transpose()).inverse();
+  const Mat6 edge_hessian = J_plus.transpose() * bend_hessian<3>(s, rest, k) * J_plus;
+  Vec6 computed = Eigen::SelfAdjointEigenSolver<Mat6>(edge_hessian).eigenvalues();
+  std::vector<double> expected = {-d, d, 1.0 + std::sqrt(1.0 + d * d), 1.0 - std::sqrt(1.0 + d * d),
+                                  -d * std::tan(theta / 2), d / std::tan(theta / 2)};
+  std::sort(expected.begin(), expected.end());
+  for (int i = 0; i < 6; ++i) CHECK(computed[i] == doctest::Approx(k * expected[i]).epsilon(1e-10));
+  // And the spectrum's values are the same multiset.
   const BendHessianSpectrum<3> spectrum = bend_hessian_spectrum<3>(s, rest, k);
-  const double expected[] = {-d, d, 1.0 + std::sqrt(1.0 + d * d), 1.0 - std::sqrt(1.0 + d * d),
-                             -d * std::tan(theta / 2), d / std::tan(theta / 2)};
-  for (int i = 0; i < 6; ++i) CHECK(spectrum.value[i] == doctest::Approx(k * expected[i]).epsilon(1e-12));
+  std::vector<double> values(spectrum.value, spectrum.value + 6);
+  std::sort(values.begin(), values.end());
+  for (int i = 0; i < 6; ++i) CHECK(values[i] == doctest::Approx(k * expected[i]).epsilon(1e-12));
 }
 
 TEST_CASE("bend projection: PSD, the exact Hessian minus exactly its negative part, 2D and 3D") {
@@ -172,12 +190,40 @@ TEST_CASE("bend projection: at rest it is the exact Hessian; exactly straight in
   CHECK(c2.ok);
 }
 
-TEST_CASE("bend projection: a nonzero 3D rest angle at exactly straight drops the cone's direction") {
-  // The unsigned angle has a cone at theta = 0 when theta_rest != 0: no Hessian exists. The
-  // projection keeps only what stays finite and PSD: the in-plane terms.
-  const BendStencil<3> straight{Vec3::Zero(), Vec3::UnitX(), 2.0 * Vec3::UnitX()};
-  const Mat9 h = bend_hessian_projected<3>(straight, 0.5, 1.0);
-  CHECK(h.allFinite());
-  CHECK(min_eigenvalue<3>(h) >= -1e-12);
-  CHECK(h.norm() > 0.0);
+TEST_CASE("bend projection: exactly straight in 3D gives the straight limit, with or without a rest angle") {
+  // No bending plane exists there; with a rest angle the unsigned angle has a cone and no
+  // Hessian. The projection must not depend on which perpendicular the code picks: along each
+  // axis, and for rest angles 0 and 0.5, it is K (w w^T) (x) (I - t t^T), as bend_hessian.
+  const double k = 2.0;
+  const Vec3 w(1.0, -2.0, 1.0);  // unit edges
+  for (int axis = 0; axis < 3; ++axis)
+    for (double rest : {0.0, 0.5}) {
+      CAPTURE(axis);
+      CAPTURE(rest);
+      const Vec3 t = Vec3::Unit(axis);
+      const BendStencil<3> straight{Vec3::Zero(), t, 2.0 * t};
+      Mat9 limit;
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) limit.block<3, 3>(3 * a, 3 * b) = k * w(a) * w(b) * (Mat3::Identity() - t * t.transpose());
+      const auto c = compare_matrices(bend_hessian_projected<3>(straight, rest, k), limit, 1e-14);
+      INFO(c.message);
+      CHECK(c.ok);
+      const auto e = compare_matrices(bend_hessian<3>(straight, rest, k), limit, 1e-14);
+      INFO(e.message);
+      CHECK(e.ok);
+    }
+}
+
+TEST_CASE("bend projection: an exact fold gives a finite PSD matrix") {
+  for (double rest : {0.0, 1.0, 3.14159265358979323846}) {
+    CAPTURE(rest);
+    const BendStencil<3> folded{Vec3::Zero(), Vec3::UnitX(), Vec3::Zero() + 0.5 * Vec3::UnitX()};
+    const Mat9 h = bend_hessian_projected<3>(folded, rest, 1.0);
+    CHECK(h.allFinite());
+    CHECK(min_eigenvalue<3>(h) >= -1e-9 * std::max(1.0, h.cwiseAbs().maxCoeff()));
+    const BendStencil<2> folded_2d{Vec2::Zero(), Vec2::UnitX(), 0.5 * Vec2::UnitX()};
+    const Mat6 h2 = bend_hessian_projected<2>(folded_2d, rest, 1.0);
+    CHECK(h2.allFinite());
+    CHECK(min_eigenvalue<2>(h2) >= -1e-9 * std::max(1.0, h2.cwiseAbs().maxCoeff()));
+  }
 }

@@ -69,10 +69,12 @@ State run(const Model& model, SolverSettings settings, double dt, double duratio
 
 }  // namespace
 
-TEST_CASE("integrator Newton: iterations with a line search never gain energy at large steps") {
-  // A single linearised solve can (the first row); Newton iterations after it, each lowering
-  // the incremental potential, do not, at dt = 1/60 s and 1/24 s with several strands swinging
-  // out of plane. Tolerance per step: 1e-9 of m g L (rounding of the energies themselves).
+TEST_CASE("integrator Newton: converged iterations never gain energy at large steps") {
+  // Backward Euler solved to convergence dissipates; a single linearised solve, or two or
+  // three Newton iterations, can gain energy at dt = 1/60 s and 1/24 s in 3D (the potential is
+  // not convex), which is why docs/scene-format.md recommends converging at large steps:
+  // newton_iterations 20 with newton_tolerance 1e-4. Several strands swinging out of plane.
+  // Tolerance per step: 1e-9 of m g L (rounding of the energies themselves).
   const Model model = strand_bundle(3);
   const double scale = strand_energy_scale(model);
   for (double dt : {1.0 / 60.0, 1.0 / 24.0}) {
@@ -80,11 +82,13 @@ TEST_CASE("integrator Newton: iterations with a line search never gain energy at
     SolverSettings single;
     double single_rise = 0.0;
     run(model, single, dt, 1.0, &single_rise);
-    CHECK(single_rise > 1e-3 * scale);  // the failure the iterations fix: it can gain energy
-    SolverSettings newton;
-    newton.newton_iterations = 2;
+    MESSAGE("dt = " << dt << " s: largest gain in one step with a single solve: " << single_rise / scale
+                    << " m g L (not asserted: the failure converging fixes)");
+    SolverSettings converged;
+    converged.newton_iterations = 20;
+    converged.newton_tolerance = 1e-4;
     double rise = 0.0;
-    run(model, newton, dt, 1.0, &rise);
+    run(model, converged, dt, 1.0, &rise);
     CHECK(rise <= 1e-9 * scale);
   }
 }
@@ -147,7 +151,9 @@ TEST_CASE("integrator Newton: newton_tolerance stops early once the correction i
 }
 
 TEST_CASE("integrator Newton: frames are bitwise identical whatever the thread count") {
-  const Model model = strand_bundle(5);
+  // 40 strands: about 90,000 stored entries, above the size (20,000) at which Eigen runs CG's
+  // sparse product on several threads, so that path is exercised too.
+  const Model model = strand_bundle(40);
   for (Linearization linearization : {Linearization::Start, Linearization::Predicted}) {
     CAPTURE(static_cast<int>(linearization));
     State results[2];
@@ -156,7 +162,7 @@ TEST_CASE("integrator Newton: frames are bitwise identical whatever the thread c
       settings.newton_iterations = 2;
       settings.linearization = linearization;
       settings.threads = t + 1;
-      results[t] = run(model, settings, 1.0 / 240.0, 30.0 / 240.0);
+      results[t] = run(model, settings, 1.0 / 240.0, 10.0 / 240.0);
     }
     CHECK(bitwise_equal(results[0].positions, results[1].positions));
     CHECK(bitwise_equal(results[0].velocities, results[1].velocities));

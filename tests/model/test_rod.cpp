@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "bristle/energy/bend.hpp"
 #include "bristle/model/rod.hpp"
 #include "support/rod_builders.hpp"
 
@@ -87,4 +88,28 @@ TEST_CASE("model rod: fixed vertices are sorted and unique") {
   CHECK_FALSE(rod.is_fixed(2));
   CHECK(rod.is_fixed(4));
   CHECK_FALSE(rod.is_fixed(6));
+}
+
+TEST_CASE("model rod: a 3D rod straight up to rounding has rest angles exactly zero") {
+  // Vertices spaced along a generic direction are collinear only up to rounding. A rest angle
+  // of 1e-15 instead of 0 would make straight a cone tip of the unsigned angle and halve the
+  // rod's bending stiffness at rest (docs/physics.md); make_rod snaps such angles to zero.
+  const Vec3 direction = Vec3(0.3, -0.7, 0.55).normalized();
+  std::vector<Vec3> vertices;
+  for (int i = 0; i <= 20; ++i) vertices.push_back(Vec3(0.1, 0.2, -0.3) + (0.0137 * i) * direction);
+  Material material;
+  material.density = 1000.0;
+  material.radius = 1e-3;
+  material.youngs_modulus = 1e9;
+  const Rod rod = make_rod("diagonal", material, vertices, {0, 1}, RestShape::Initial, 3);
+  int nonzero_before_snap = 0;
+  for (int i = 1; i < 20; ++i) {
+    CHECK(rod.rest_angles[i] == 0.0);
+    if (turning_angle<3>({vertices[i - 1], vertices[i], vertices[i + 1]}) != 0.0) ++nonzero_before_snap;
+  }
+  CHECK(nonzero_before_snap > 0);  // the case is real: rounding gives nonzero turning angles
+  // A rod that really turns keeps its angle, however small it is above rounding.
+  vertices[10] += 1e-9 * Vec3(0.0, 0.0, 1.0).cross(direction);
+  const Rod bent = make_rod("bent", material, vertices, {0, 1}, RestShape::Initial, 3);
+  CHECK(bent.rest_angles[10] > 1e-8);
 }

@@ -43,6 +43,7 @@ struct StrandBenchmarkResult {
   double us_per_vertex_step_solve = 0.0;
   double us_per_vertex_step_other = 0.0;
   double cg_iterations_median = 0.0;
+  double newton_iterations_mean = 0.0;  ///< Newton iterations per step, on average
   int cg_iterations_max = 0;
   double spmv_equivalents_per_step = 0.0;  ///< step time / time of one product with the step's matrix
   long peak_rss_bytes = 0;

@@ -84,10 +84,12 @@ Mat<3 * D, 3 * D> bend_hessian_gauss_newton(const BendStencil<D>& s, double rest
 /// (physics-notes.md, "Definiteness"). `vector[k]` is the node-space image J^T S^-1 R u_k of
 /// the eigenvector u_k; `value[k]` = K lambda_k. The three translations are the null space.
 ///
-/// At exactly straight in 3D (no binormal) any perpendicular serves: the terms that survive
-/// are symmetric about the tangent. There, and at an exact fold, eigenvalues that have no
-/// limit are returned as -infinity (they are dropped by the projection; the exact Hessian
-/// does not exist there).
+/// At exactly straight in 3D (no binormal) the spectrum is that of the straight limit,
+/// K (w w^T) (x) (I - t t^T): 2K on the two transverse antisymmetric rotations, symmetric about
+/// the tangent whatever perpendicular the frames pick. With a nonzero rest angle the unsigned
+/// angle has a cone there and no Hessian exists; the same PSD matrix stands in (as
+/// bend_hessian). Near an exact fold cot(theta/2) -> 0 and tan(theta/2) grows without bound
+/// (to about 1e16 at theta = pi in double): the projection drops the huge negative term.
 template <int D>
 struct BendHessianSpectrum {
   static constexpr int kCount = D == 2 ? 4 : 6;

@@ -93,6 +93,7 @@ struct StepReport {
   double cg_residual = 0.0; ///< relative residual of the last linear solve
   int newton_iterations = 0;
   int line_search_halvings = 0;  ///< step halvings in the line search, all Newton iterations
+  int line_search_failures = 0;  ///< line searches that found no sufficient decrease
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed)
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
@@ -121,6 +122,7 @@ class ImplicitEuler {
     double step = 1.0;
     bool energies_known = false;
     EnergyBreakdown energies;
+    bool found = true;  ///< false: no trial decreased Phi sufficiently (step 1, energies unknown)
   };
   LineSearch line_search(const VecX& x0, const VecX& v0, const VecX& v, double h, double potential_at_v,
                          double slope, double damping_scale, StepReport& report);
@@ -137,7 +139,7 @@ class ImplicitEuler {
   double report_time_ = 0.0;
   // For Linearization::Predicted: the previous step's start velocity and step, and the state
   // it ended in (to recognise the next step as its continuation).
-  VecX previous_v0_, last_end_v_;
+  VecX previous_v0_, last_end_v_, last_end_x_, start_x_;
   double previous_h_ = 0.0, last_end_time_ = 0.0;  // t1 of the step being taken (loads are evaluated there)
 };
 

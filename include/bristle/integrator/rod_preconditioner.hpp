@@ -34,8 +34,15 @@ class RodBlockPreconditioner {
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
+  /// Analyses the sparsity pattern (each block's bandwidth and where its entries go). Like
+  /// Eigen's own factorisations, factorize() then assumes the same pattern; compute() and
+  /// factorize() re-analyse by themselves only when the matrix's index arrays have moved or
+  /// changed size, so a caller that rewrites a pattern in place must call this again.
   template <typename MatrixType>
-  RodBlockPreconditioner& analyzePattern(const MatrixType&) { return *this; }
+  RodBlockPreconditioner& analyzePattern(const MatrixType& m) {
+    analyze_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr());
+    return *this;
+  }
 
   template <typename MatrixType>
   RodBlockPreconditioner& factorize(const MatrixType& m) {
@@ -69,10 +76,9 @@ class RodBlockPreconditioner {
     bool factored = false;
     std::vector<double> band;  // row i holds L(i, i-w .. i), the diagonal as 1 / L(i, i)
     // The block's lower-triangle entries: value_source[p] in the matrix's value array goes to
-    // band[band_target[p]]. When they cover every entry of the band that the factorisation
-    // reads, the band need not be cleared before each fill.
-    std::vector<int> value_source, band_target;
-    bool band_covered = false;
+    // band[band_target[p]]; band_gaps are the band entries the factorisation reads that no
+    // stored entry fills (zeroed before each fill; fill-in makes them nonzero).
+    std::vector<int> value_source, band_target, band_gaps;
   };
 
   void analyze_compressed(int n, const int* outer, const int* inner);
