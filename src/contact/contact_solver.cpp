@@ -49,6 +49,9 @@ ContactSolver::ContactSolver(const Model& model, ContactSettings settings)
     }
   slot_.assign(vertex_rod_.size(), -1);
   released_.assign(vertex_rod_.size(), 0);
+  previous_state_.assign(vertex_rod_.size(), -1);
+  previous_slip_.assign(vertex_rod_.size(), Vec3::Zero());
+  previous_bound_.assign(vertex_rod_.size(), 0.0);
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
     for (int i = 0; i < model.rods[r].vertex_count(); ++i) vertex_mass_.push_back(model.rods[r].vertex_mass(i));
 }
@@ -70,6 +73,14 @@ void ContactSolver::begin_step() {
   if (model_.dimension == 2)  // the z extent of a box means nothing in the xy-plane
     for (Collider& c : colliders_)
       if (c.type == ColliderType::Box) c.half_extents.z() = std::numeric_limits<double>::infinity();
+  // Warm start: how each vertex ended the last step (see add_or_refresh).
+  std::fill(previous_state_.begin(), previous_state_.end(), -1);
+  for (const VertexContact& vc : contacts_) {
+    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+    previous_state_[gv] = vc.state == FrictionState::Stick ? 0 : 1;
+    previous_slip_[gv] = vc.slip_direction;
+    previous_bound_[gv] = vc.friction_bound;
+  }
   contacts_.clear();
   rebuild_slots();
   solves_ = 0;
@@ -127,7 +138,17 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
         vc.dof = vertex_dof_[gv];
         vc.free = vertex_free_[gv];
         vc.radius = radius;
-        vc.state = colliders_[c].friction > 0.0 ? FrictionState::Stick : FrictionState::Slide;
+        // Warm start from how the vertex ended the last step: sticking, it starts sticking;
+        // sliding, it starts sliding the same way with the same bound; a new contact starts
+        // sliding without friction for one pass (its first normal impulse then sets the
+        // bound and the slide -> stick test decides). Resting contact thus settles in one
+        // pass, and an arriving vertex does not first stick, pull and cascade.
+        vc.state = colliders_[c].friction > 0.0 && previous_state_[gv] == 0 ? FrictionState::Stick : FrictionState::Slide;
+        if (previous_state_[gv] == 1 && colliders_[c].friction > 0.0) {
+          vc.state = FrictionState::Slide;
+          vc.slip_direction = previous_slip_[gv];
+          vc.friction_bound = previous_bound_[gv];
+        }
         vc.held = released_[gv] > 0;  // anti-cycling: see release_pulling
         slot_[gv] = static_cast<int>(contacts_.size());
         contacts_.push_back(vc);

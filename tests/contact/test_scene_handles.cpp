@@ -14,6 +14,7 @@
 #include "bristle/runner/run_simulation.hpp"
 #include "bristle/scene/load_scene.hpp"
 #include "io/temp_folder.hpp"
+#include "test_paths.hpp"
 
 using namespace bristle;
 using nlohmann::json;
@@ -222,4 +223,31 @@ TEST_CASE("frame stats: a rod at rest on the floor pushes with its weight") {
   const std::string out2 = folder / "bare";
   REQUIRE(run_simulation(load_scene_from_string(bare.dump(), "bare.json"), out2).ok());
   CHECK_FALSE(OutputFolder(out2).frame(1).stats.contains("contact"));
+}
+
+TEST_CASE("bundled contact scenes load; the seed 003 scene runs within its bounds") {
+  const std::string dir = test::kScenesDir;
+  const Scene brush = load_scene(dir + "/brush_stroke.json");
+  CHECK(brush.model.rods.size() >= 200);
+  REQUIRE(brush.handles.size() == 1);
+  CHECK(brush.handles[0].rods.size() == brush.model.rods.size());
+  CHECK(brush.model.colliders.size() == 1);
+  const Scene hair = load_scene(dir + "/hair_on_sphere.json");
+  CHECK(hair.model.colliders[0].type == ColliderType::Sphere);
+
+  // l_drop_2d: the seed 003 case as users run it; every frame within the test's bounds.
+  const Scene drop = load_scene(dir + "/l_drop_2d.json");
+  CHECK(drop.time.dt == doctest::Approx(1.0 / 60.0));
+  test::TempFolder folder("l-drop");
+  const std::string out = folder / "out";
+  REQUIRE(run_simulation(drop, out).ok());
+  const OutputFolder read(out);
+  const double impact = std::sqrt(2.0 * 9.81 * 2.0);
+  for (int k = 1; k < read.manifest().frame_count; ++k) {
+    const Frame frame = read.frame(k);
+    CHECK(frame.stats["contact"]["max_penetration_fraction"].get<double>() < 0.1);
+    for (const Vec3& v : frame.rods[0].velocities) CHECK(v.norm() <= 1.05 * impact);
+  }
+  const Frame last = read.frame(read.manifest().frame_count - 1);
+  for (const Vec3& v : last.rods[0].velocities) CHECK(v.norm() < 1e-3);
 }

@@ -61,13 +61,13 @@ struct ContactSettings {
   double activation_gap = 0.01;
   /// During the passes, a vertex predicted to penetrate deeper than this fraction of its
   /// radius gets a contact.
-  double penetration_tolerance = 1e-4;
+  double penetration_tolerance = 1e-2;
   /// A held vertex on a curved collider is relinearised while its gap exceeds this fraction
   /// of its radius.
   double gap_tolerance = 1e-3;
   /// A sliding contact counts as settled when its lagged friction bound changes by less than
   /// this relative amount and its slip direction by less than this angle [rad].
-  double friction_tolerance = 1e-4;
+  double friction_tolerance = 1e-3;
   /// Stick/slide switches after which a vertex may no longer return to sticking within one
   /// solve (anti-cycling, see ContactSolver::release_pulling).
   int max_state_changes = 3;
@@ -123,8 +123,10 @@ class ContactSolver {
   bool enabled() const { return !model_.colliders.empty(); }
   const ContactSettings& settings() const { return settings_; }
 
-  /// Starts a step: forgets the previous step's contacts and reads the colliders' current
-  /// poses (handles may have moved them since the last step).
+  /// Starts a step: reads the colliders' current poses (handles may have moved them since
+  /// the last step) and forgets the previous step's contacts, keeping only how each vertex
+  /// ended it (sticking, or sliding with its direction and bound): the next step's contacts
+  /// start from that (a warm start, see add_or_refresh).
   void begin_step();
 
   /// The linear solve of one Newton iteration, with contact. `system` is J on the free DOFs
@@ -167,6 +169,11 @@ class ContactSolver {
   std::vector<VertexContact> contacts_;
   std::vector<int> slot_;  // global vertex -> index in contacts_, or -1
   std::vector<int> released_;  // global vertex -> releases in the current solve
+  // Global vertex -> how it ended the previous step: -1 free, 0 sticking, 1 sliding (with its
+  // slip direction and bound), for warm-starting the friction state.
+  std::vector<int> previous_state_;
+  std::vector<Vec3> previous_slip_;
+  std::vector<double> previous_bound_;
   int solves_ = 0;
   bool converged_ = true;
 
