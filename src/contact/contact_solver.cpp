@@ -12,6 +12,14 @@
 namespace bristle {
 namespace {
 
+// Cap of a sliding vertex's friction direction stiffness (impulse per velocity, [kg]), as a
+// multiple of the vertex's mass: large enough to hold the direction of a nearly stopped slip,
+// small enough to keep the vertex's block well scaled next to its mass.
+constexpr double kMaxDirectionStiffness = 1e6;
+
+// Solves after make_safe() at most (each may add vertices that still penetrate).
+constexpr int kSafeSolves = 4;
+
 /// The vertex's contact normals as the columns of a 3 x m matrix.
 Eigen::MatrixXd normals_of(const VertexContact& vc) {
   Eigen::MatrixXd n(3, static_cast<int>(vc.contacts.size()));
@@ -40,6 +48,12 @@ ContactSolver::ContactSolver(const Model& model, ContactSettings settings)
       vertex_radius_.push_back(model.rods[r].material.radius);
     }
   slot_.assign(vertex_rod_.size(), -1);
+  released_.assign(vertex_rod_.size(), 0);
+  previous_state_.assign(vertex_rod_.size(), -1);
+  previous_slip_.assign(vertex_rod_.size(), Vec3::Zero());
+  previous_bound_.assign(vertex_rod_.size(), 0.0);
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+    for (int i = 0; i < model.rods[r].vertex_count(); ++i) vertex_mass_.push_back(model.rods[r].vertex_mass(i));
 }
 
 Vec3 ContactSolver::position(const VecX& x, int global_vertex) const {
@@ -59,6 +73,14 @@ void ContactSolver::begin_step() {
   if (model_.dimension == 2)  // the z extent of a box means nothing in the xy-plane
     for (Collider& c : colliders_)
       if (c.type == ColliderType::Box) c.half_extents.z() = std::numeric_limits<double>::infinity();
+  // Warm start: how each vertex ended the last step (see add_or_refresh).
+  std::fill(previous_state_.begin(), previous_state_.end(), -1);
+  for (const VertexContact& vc : contacts_) {
+    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+    previous_state_[gv] = vc.state == FrictionState::Stick ? 0 : 1;
+    previous_slip_[gv] = vc.slip_direction;
+    previous_bound_[gv] = vc.friction_bound;
+  }
   contacts_.clear();
   rebuild_slots();
   solves_ = 0;
@@ -116,7 +138,18 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
         vc.dof = vertex_dof_[gv];
         vc.free = vertex_free_[gv];
         vc.radius = radius;
-        vc.state = colliders_[c].friction > 0.0 ? FrictionState::Stick : FrictionState::Slide;
+        // Warm start from how the vertex ended the last step: sticking, it starts sticking;
+        // sliding, it starts sliding the same way with the same bound; a new contact starts
+        // sliding without friction for one pass (its first normal impulse then sets the
+        // bound and the slide -> stick test decides). Resting contact thus settles in one
+        // pass, and an arriving vertex does not first stick, pull and cascade.
+        vc.state = colliders_[c].friction > 0.0 && previous_state_[gv] == 0 ? FrictionState::Stick : FrictionState::Slide;
+        if (previous_state_[gv] == 1 && colliders_[c].friction > 0.0) {
+          vc.state = FrictionState::Slide;
+          vc.slip_direction = previous_slip_[gv];
+          vc.friction_bound = previous_bound_[gv];
+        }
+        vc.held = released_[gv] > 0;  // anti-cycling: see release_pulling
         slot_[gv] = static_cast<int>(contacts_.size());
         contacts_.push_back(vc);
       }
@@ -136,7 +169,18 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
 //   stick: v1 = u + w, w the least-norm solution of N^T w = b - N^T u (u the surface velocity):
 //          the whole velocity change prescribed, frame = I
 //   slide: frame = Q of N's QR (its first rank(N) columns span the normals), the normal
-//          components y solve (N^T B) y = b; friction impulse -bound * slip_direction.
+//          components y solve (N^T B) y = b; kinetic friction -B s(w), B = friction_bound, s the
+//          unit slip direction of the end-of-step slip w = T (v1 - u) (T the tangent projector).
+//
+// Sliding friction is implicit in its direction. s(w) = w / |w| is linearised about the last
+// pass's slip w_k (s_k = w_k / |w_k|): s(w) ~ s_k + P (w - w_k) / |w_k| with P = T - s_k s_k^T,
+// so the friction impulse is
+//   f = -B s_k - c P (v1 - u),   c = B / |w_k|      (P w_k = 0)
+// c P joins the vertex's diagonal block of J and -B s_k - c P (v - u) the right-hand side. It
+// is Newton's method on the slip direction: a lagged direction alone (f = -B s_k) converges
+// only while the driving impulse exceeds 2 B and oscillates below that, which is exactly the
+// nearly-stuck sliding of a bristle tip. The first pass after a stick -> slide switch has no
+// slip to linearise about: it uses c = 0 and s_0 against the static impulse that was too large.
 void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free) {
   const int D = model_.dimension;
   constraints_.clear();
@@ -146,12 +190,15 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
     Eigen::VectorXd b(N.cols());
     const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
     const Vec3 x_start = position(x0, gv), v_now = position(v, gv);
-    for (int k = 0; k < N.cols(); ++k)
-      b[k] = (vc.contacts[k].target - vc.contacts[k].normal.dot(x_start)) / h;
+    for (int k = 0; k < N.cols(); ++k) {
+      vc.contacts[k].start_offset = vc.contacts[k].target - vc.contacts[k].normal.dot(x_start);
+      b[k] = vc.contacts[k].start_offset / h;
+    }
     const Vec3 u = vc.contacts.front().surface_velocity;
 
     VelocityConstraint constraint;
     constraint.free = vc.free;
+    vc.friction_matrix.setZero();
     if (vc.state == FrictionState::Stick) {
       const Eigen::VectorXd correction =
           N.transpose().completeOrthogonalDecomposition().solve(b - N.transpose() * u);
@@ -172,16 +219,94 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
       constraint.frame.topLeftCorner(D, D) = Q;
       constraint.count = rank;
       constraint.value.head(rank) = y - y_now;
-      vc.friction_impulse = -vc.friction_bound * vc.slip_direction;
-      rhs_.segment(vc.free, D) += vc.friction_impulse.head(D);
+      // P = T - s s^T on the free (tangential) columns of Q.
+      Mat3 tangent = Mat3::Zero();
+      for (int j = rank; j < D; ++j) {
+        Vec3 q = Vec3::Zero();
+        q.head(D) = Q.col(j);
+        tangent += q * q.transpose();
+      }
+      const Vec3 s = vc.slip_direction;
+      const Mat3 P = tangent - s * s.transpose();
+      vc.friction_matrix = vc.direction_stiffness * P;
+      const Vec3 f0 = -vc.friction_bound * s - vc.friction_matrix * (v_now - u);
+      rhs_.segment(vc.free, D) += f0.head(D);
+      if (vc.rail && D == 3 && rank == 1) {
+        // On a rail: the slip along s only; the tangent direction across it moves with the
+        // surface (see release_pulling: a vertex that cycled between sticking
+        // and sliding). Frame [n, n x s, s]; n and the cross direction prescribed.
+        const Vec3 n = N.col(0).normalized();
+        const Vec3 along = (s - s.dot(n) * n).normalized();
+        const Vec3 across = n.cross(along);
+        constraint.frame.col(0) = n;
+        constraint.frame.col(1) = across;
+        constraint.frame.col(2) = along;
+        constraint.count = 2;
+        constraint.value[0] = b[0] / N.col(0).norm() - n.dot(v_now);
+        constraint.value[1] = across.dot(u) - across.dot(v_now);
+        vc.friction_matrix.setZero();
+        rhs_.segment(vc.free, D) -= f0.head(D);
+        rhs_.segment(vc.free, D) += (-vc.friction_bound * along).head(D);
+      }
     }
     constraints_.push_back(constraint);
   }
 }
 
-// The impulse each constraint applied: c = J dv - b - f_friction on the vertex's rows (J
-// unfiltered), split into normal impulses lambda (N lambda = the normal part of c) and, for a
-// sticking vertex, the tangential rest, its static friction impulse.
+// The way out when the active set did not settle within max_iterations: every contact
+// sticks (its whole velocity prescribed: the surface's, corrected along the normals), except
+// pulling ones whose vertex starts more than a radius clear of the surface (held, they would
+// drag it down). ContactSolver::solve then solves with this set, adding (sticking) any vertex
+// still predicted to penetrate, a few times at most: the set only grows, each constrained
+// vertex ends at rest relative to the surface, and nothing is released, so these last solves
+// neither cycle nor add energy.
+void ContactSolver::make_safe() {
+  for (VertexContact& vc : contacts_) {
+    vc.contacts.erase(std::remove_if(vc.contacts.begin(), vc.contacts.end(),
+                                     [&](const ColliderContact& cc) {
+                                       return cc.normal_impulse < 0.0 && cc.start_offset < -vc.radius;
+                                     }),
+                      vc.contacts.end());
+    vc.state = FrictionState::Stick;
+    vc.friction_bound = 0.0;
+    vc.direction_stiffness = 0.0;
+  }
+  const auto end = std::remove_if(contacts_.begin(), contacts_.end(),
+                                  [](const VertexContact& vc) { return vc.contacts.empty(); });
+  contacts_.erase(end, contacts_.end());
+  rebuild_slots();
+}
+
+// c = B / |w|, capped at kMaxDirectionStiffness vertex masses (a slip that nearly stopped).
+double ContactSolver::direction_stiffness(double bound, double slip_speed, int global_vertex) const {
+  const double cap = kMaxDirectionStiffness * vertex_mass_[global_vertex];
+  return bound < cap * slip_speed ? bound / slip_speed : cap;
+}
+
+// Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
+// blocks, consecutive in every column of the block). The caller restores J's values.
+void ContactSolver::add_friction_matrices(SparseMatrix& system) const {
+  const int D = model_.dimension;
+  const int* outer = system.outerIndexPtr();
+  const int* inner = system.innerIndexPtr();
+  double* values = system.valuePtr();
+  for (const VertexContact& vc : contacts_) {
+    if (vc.state != FrictionState::Slide || vc.direction_stiffness == 0.0) continue;
+    for (int j = 0; j < D; ++j) {
+      const int col = vc.free + j;
+      for (int k = outer[col]; k < outer[col + 1]; ++k)
+        if (inner[k] == vc.free) {
+          for (int i = 0; i < D; ++i) values[k + i] += vc.friction_matrix(i, j);
+          break;
+        }
+    }
+  }
+}
+
+// The impulse each constraint and friction applied: c = J dv - b on the vertex's rows (J
+// unfiltered, without the friction matrices), split into normal impulses lambda (N lambda =
+// the normal part of c) and the tangential rest, the friction impulse (static while sticking,
+// kinetic while sliding).
 void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) {
   const int D = model_.dimension;
   const int* outer = system.outerIndexPtr();
@@ -195,64 +320,65 @@ void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_
       for (int k = outer[col]; k < outer[col + 1]; ++k) sum += values[k] * dv_free[inner[k]];
       c[j] = sum - rhs_free[col];
     }
-    if (vc.state == FrictionState::Slide) c -= vc.friction_impulse;
     const Eigen::MatrixXd N = normals_of(vc);
     const Eigen::VectorXd lambda = N.completeOrthogonalDecomposition().solve(c);
     for (int k = 0; k < N.cols(); ++k) vc.contacts[k].normal_impulse = lambda[k];
-    if (vc.state == FrictionState::Stick) vc.friction_impulse = c - N * lambda;
+    vc.friction_impulse = c - N * lambda;
   }
 }
 
-// Releases pulling contacts and moves vertices between sticking and sliding. Returns whether
-// anything changed.
-bool ContactSolver::update_friction_and_release(const VecX& v_trial) {
+// The active set is updated in three stages, each only when the one before changed nothing
+// in this pass (ContactSolver::solve): release pulling contacts; then friction (stick/slide
+// switches, the sliding bound and direction); then add vertices predicted to penetrate. A
+// pass whose result is about to be corrected (a pulling constraint still on, a vertex about
+// to switch) says nothing reliable about the others: a bound lagged from a pass in which a
+// neighbour was still pulling, or a penetration predicted from a slip that friction is about
+// to reverse, would mislead the next pass.
+//
+// Cycling. The constraints are linearised, so the active set can flip back and forth: a
+// vertex whose constraint pulls slightly (lambda_n < 0) is released, then penetrates when
+// free and is added again; a vertex can alternate between sticking and sliding. These rules
+// stop it, each a standard anti-cycling device of active-set methods:
+//   - a sticking contact that pulls first tries sliding (normal constrained only, no friction
+//     yet) before it is released: stick with lambda_n < 0 often only means that holding the
+//     vertex tangentially is what pulls it;
+//   - a vertex released and added again within the same solve is held for the rest of it
+//     (its pulling impulse is accepted: it penetrates when free, so the truth is a contact
+//     with lambda_n near 0, which the linearisation cannot hit exactly);
+//   - a vertex that goes from sliding back to sticking and then slides again within one
+//     solve slides on a rail: along the direction of the static impulse it could not hold,
+//     with the tangent direction across it moving with the surface. A nearly stuck vertex
+//     (driving impulse just above the friction bound) can otherwise flip between sticking
+//     and a slip that friction reverses; along one direction the choice is exact (a linear
+//     response is monotone), and the slip is too slow for the rail to matter;
+//   - after max_state_changes stick/slide switches in one solve a vertex may no longer go
+//     back to sticking (it may always start sliding, so friction never exceeds the cone).
+// And if the set still has not settled after max_iterations solves, make_safe() finishes.
+
+// Stage 1: releases contacts whose constraint would pull (lambda_n < 0), the worst per
+// vertex first. Returns whether anything changed.
+bool ContactSolver::release_pulling() {
   bool changed = false;
-  const double tol = settings_.friction_tolerance;
   for (VertexContact& vc : contacts_) {
-    // A constraint that would pull (lambda_n < 0) is released, the worst one first.
     int worst = -1;
     for (int k = 0; k < static_cast<int>(vc.contacts.size()); ++k)
       if (vc.contacts[k].normal_impulse < 0.0 &&
           (worst < 0 || vc.contacts[k].normal_impulse < vc.contacts[worst].normal_impulse))
         worst = k;
-    if (worst >= 0) {
-      vc.contacts.erase(vc.contacts.begin() + worst);
-      changed = true;
-      continue;
-    }
-    double bound = 0.0;
-    for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
-    const Eigen::MatrixXd N = normals_of(vc);
-    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
-    const Vec3 slip = tangential_part(N, position(v_trial, gv) - vc.contacts.front().surface_velocity);
-
+    if (worst < 0 || vc.held) continue;
     if (vc.state == FrictionState::Stick) {
       const double tangential = vc.friction_impulse.norm();
-      if (tangential > bound * (1.0 + 1e-9) && tangential > 0.0) {
-        // Outside the friction cone: slide the way the other forces push.
-        vc.state = FrictionState::Slide;
-        vc.slip_direction = -vc.friction_impulse / tangential;
-        vc.friction_bound = bound;
-        changed = true;
-      }
-      continue;
+      vc.state = FrictionState::Slide;
+      vc.slip_direction = tangential > 0.0 ? Vec3(-vc.friction_impulse / tangential) : Vec3(Vec3::Zero());
+      vc.friction_bound = 0.0;
+      vc.direction_stiffness = 0.0;
+      vc.secant_bound = -1.0;
+      ++vc.state_changes;
+    } else {
+      vc.contacts.erase(vc.contacts.begin() + worst);
+      ++released_[model_.layout.global_vertex(vc.rod, vc.vertex)];
     }
-    const double along = slip.dot(vc.slip_direction);
-    if (vc.friction_bound > 0.0 && !(along > 0.0)) {
-      // Friction would reverse the slip within the step: the vertex sticks instead.
-      vc.state = FrictionState::Stick;
-      changed = true;
-      continue;
-    }
-    const double speed = slip.norm();
-    const Vec3 direction = speed > 0.0 ? Vec3(slip / speed) : vc.slip_direction;
-    const bool bound_moved = std::abs(bound - vc.friction_bound) > tol * std::max(bound, vc.friction_bound);
-    const bool direction_moved = (direction - vc.slip_direction).norm() > tol;
-    if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
-      vc.friction_bound = bound;
-      vc.slip_direction = direction;
-      changed = true;
-    }
+    changed = true;
   }
   // Drop vertices left without contacts.
   const auto end = std::remove_if(contacts_.begin(), contacts_.end(),
@@ -264,6 +390,72 @@ bool ContactSolver::update_friction_and_release(const VecX& v_trial) {
   return changed;
 }
 
+// Stage 2: friction. Switches between sticking and sliding (`switched`), and iterates each
+// sliding vertex's bound mu lambda_n and slip direction to a fixed point (`updated`).
+ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial) {
+  FrictionChange change;
+  const double tol = settings_.friction_tolerance;
+  for (VertexContact& vc : contacts_) {
+    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+    double bound = 0.0;
+    for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
+    bound = std::max(bound, 0.0);  // a held contact may pull a little: no friction from that
+    const Eigen::MatrixXd N = normals_of(vc);
+    const Vec3 slip = tangential_part(N, position(v_trial, gv) - vc.contacts.front().surface_velocity);
+
+    if (vc.state == FrictionState::Stick) {
+      const double tangential = vc.friction_impulse.norm();
+      if (tangential > bound * (1.0 + 1e-9) && tangential > 0.0) {
+        // Outside the friction cone: slide the way the other forces push.
+        vc.state = FrictionState::Slide;
+        vc.slip_direction = -vc.friction_impulse / tangential;
+        vc.friction_bound = bound;
+        vc.direction_stiffness = 0.0;  // no slip measured yet: the first pass lags the direction
+        vc.secant_bound = -1.0;
+        ++vc.state_changes;
+        change.switched = true;
+      }
+      continue;
+    }
+    // Sticking is limited, sliding never: a vertex whose friction cannot settle ends up
+    // sliding, with its friction bounded by the cone, never stuck beyond it.
+    const bool may_stick = vc.state_changes < settings_.max_state_changes;
+    const double along = slip.dot(vc.slip_direction);
+    if (vc.friction_bound > 0.0 && !(along > 0.0) && may_stick) {
+      // Friction would reverse the slip within the step: the vertex sticks instead. If it
+      // starts sliding again in this solve, it slides on a rail (see build_constraints).
+      vc.state = FrictionState::Stick;
+      vc.rail = true;
+      ++vc.state_changes;
+      change.switched = true;
+      continue;
+    }
+    // The bound B = mu lambda_n(B) is a fixed point; lambda_n is affine in B while the rest
+    // holds still (the solve is linear), so a secant step through the last two passes finds
+    // it at once where plain iteration oscillates (d(mu lambda_n)/dB is often near -1: the
+    // friction that slows a tip also unloads it).
+    const double target = bound;
+    if (vc.secant_bound >= 0.0 && vc.friction_bound != vc.secant_bound) {
+      const double slope = (target - vc.secant_value) / (vc.friction_bound - vc.secant_bound);
+      if (slope < 0.5) bound = std::max(0.0, (target - slope * vc.friction_bound) / (1.0 - slope));
+    }
+    vc.secant_bound = vc.friction_bound;
+    vc.secant_value = target;
+    const double speed = slip.norm();
+    const Vec3 direction = speed > 0.0 && !vc.rail ? Vec3(slip / speed) : vc.slip_direction;
+    const bool bound_moved = std::abs(target - vc.friction_bound) > tol * std::max(target, vc.friction_bound);
+    const bool direction_moved = (direction - vc.slip_direction).norm() > tol;
+    if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
+      vc.friction_bound = bound;
+      vc.slip_direction = direction;
+      change.updated = true;
+    }
+    vc.direction_stiffness = direction_stiffness(vc.friction_bound, speed, gv);
+  }
+  return change;
+}
+
+
 bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v,
                           double h, const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free) {
   const int D = model_.dimension;
@@ -272,38 +464,69 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   saved_values_ = Eigen::Map<const VecX>(system.valuePtr(), system.nonZeros());
   zero_.setZero(n_free);
 
+  // Anti-cycling counters are per solve (per Newton iteration).
+  std::fill(released_.begin(), released_.end(), 0);
+  for (VertexContact& vc : contacts_) {
+    vc.held = false;
+    vc.rail = false;
+    vc.state_changes = 0;
+  }
   xp_ = x0 + h * v;
   add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true);
 
-  bool ok = true;
-  for (int pass = 0;; ++pass) {
+  // One pass: constraints from the current active set, the filtered solve, the impulses.
+  auto solve_pass = [&]() {
     ++solves_;
     build_constraints(x0, v, h, rhs_free);
+    bool solved;
     if (constraints_.empty()) {
-      ok = linear_solve(system, rhs_, guess, dv_free);
+      solved = linear_solve(system, rhs_, guess, dv_free);
     } else {
+      add_friction_matrices(system);
       filter_system(system, rhs_, constraints_, D);
-      ok = linear_solve(system, rhs_, zero_, y_);
+      solved = linear_solve(system, rhs_, zero_, y_);
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
-      if (ok) {
+      if (solved) {
         unfilter_solution(y_, constraints_, D);
         dv_free = y_;
       }
     }
-    if (!ok) break;
-
+    if (!solved) return false;
     v_trial_ = v;
     for (int dof = 0; dof < layout.dof_count(); ++dof) {
       const int f = layout.free_index(dof);
       if (f >= 0) v_trial_[dof] += dv_free[f];
     }
     compute_impulses(system, dv_free, rhs_free);
-    bool changed = update_friction_and_release(v_trial_);
-    xp_ = x0 + h * v_trial_;
-    changed = add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false) || changed;
+    return true;
+  };
+
+  bool ok = true;
+  for (int pass = 0;; ++pass) {
+    ok = solve_pass();
+    if (!ok) break;
+    // Stages: release, then friction, then new contacts (see release_pulling).
+    bool changed = release_pulling();
+    if (!changed) {
+      const FrictionChange friction = update_friction(v_trial_);
+      changed = friction.switched || friction.updated;
+      if (!friction.switched) {
+        xp_ = x0 + h * v_trial_;
+        changed = add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false) || changed;
+      }
+    }
     if (!changed) break;
     if (pass + 1 >= settings_.max_iterations) {
+      // Unsettled: finish with the safe set (make_safe), growing it while vertices penetrate.
       converged_ = false;
+      make_safe();
+      for (int extra = 0; extra < kSafeSolves; ++extra) {
+        ok = solve_pass();
+        if (!ok) break;
+        xp_ = x0 + h * v_trial_;
+        if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false)) break;
+        for (VertexContact& vc : contacts_) vc.state = FrictionState::Stick;
+      }
       break;
     }
   }
@@ -315,12 +538,14 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.solves = solves_;
   out.converged = converged_;
   out.max_penetration = 0.0;
+  out.max_penetration_fraction = 0.0;
   for (const VertexContact& vc : contacts_) {
     double bound = 0.0;
-    for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
+    for (const ColliderContact& cc : vc.contacts)
+      bound += colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0);
     for (const ColliderContact& cc : vc.contacts) {
       // The vertex's friction impulse is shared in proportion to each contact's bound.
-      const double share = bound > 0.0 ? colliders_[cc.collider].friction * cc.normal_impulse / bound
+      const double share = bound > 0.0 ? colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0) / bound
                                        : 1.0 / static_cast<double>(vc.contacts.size());
       ColliderContactStats& s = out.colliders[cc.collider];
       ++s.contacts;
@@ -333,8 +558,11 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   for (int gv = 0; gv < static_cast<int>(vertex_rod_.size()); ++gv) {
     if (vertex_free_[gv] < 0) continue;
     const Vec3 x = position(x1, gv);
-    for (const Collider& c : colliders_)
-      out.max_penetration = std::max(out.max_penetration, vertex_radius_[gv] - collider_distance(c, x));
+    for (const Collider& c : colliders_) {
+      const double depth = vertex_radius_[gv] - collider_distance(c, x);
+      out.max_penetration = std::max(out.max_penetration, depth);
+      out.max_penetration_fraction = std::max(out.max_penetration_fraction, depth / vertex_radius_[gv]);
+    }
   }
 }
 

@@ -182,9 +182,11 @@ void HandleDriver::place(Model& model, State& state) const {
   const int D = model.dimension;
   for (std::size_t h = 0; h < handles_.size(); ++h) {
     const RigidTransform pose = handles_[h].pose(state.time);
+    // The whole rod moves, not only its fixed vertices: a first key away from the scene's
+    // geometry starts the rod there instead of stretching its root edges.
     for (int r : handle_rods_[h]) {
       const Rod& rod = model.rods[r];
-      for (int i : rod.fixed) {
+      for (int i = 0; i < rod.vertex_count(); ++i) {
         const int dof = model.layout.vertex_dof(r, i);
         state.positions.segment(dof, D) = pose.apply(rod.initial_positions[i]).head(D);
         state.velocities.segment(dof, D).setZero();

@@ -11,6 +11,49 @@ void FrameStats::add(const StepReport& report) {
   cg_residual_ = report.cg_residual;
   cg_residual_max_ = std::max(cg_residual_max_, report.cg_residual);
   newton_iterations_ += report.newton_iterations;
+
+  // Contact: only models with colliders report any (their report lists every collider).
+  const ContactReport& contact = report.contact;
+  if (contact.colliders.empty()) return;
+  if (!has_contact_) {
+    normal_sum_.assign(contact.colliders.size(), 0.0);
+    friction_sum_.assign(contact.colliders.size(), 0.0);
+    has_contact_ = true;
+  }
+  for (std::size_t c = 0; c < contact.colliders.size(); ++c) {
+    normal_sum_[c] += contact.colliders[c].normal_force;
+    friction_sum_[c] += contact.colliders[c].friction_force;
+  }
+  contact_solves_ += contact.solves;
+  if (!contact.converged) ++contact_unconverged_;
+  max_penetration_ = std::max(max_penetration_, contact.max_penetration);
+  max_penetration_fraction_ = std::max(max_penetration_fraction_, contact.max_penetration_fraction);
+  last_contact_ = contact;
+}
+
+nlohmann::json contact_stats_json(const ContactReport& last, const std::vector<double>& normal_sum,
+                                  const std::vector<double>& friction_sum, int steps, long long solves,
+                                  int unconverged, double max_penetration, double max_penetration_fraction) {
+  nlohmann::json json;
+  json["count"] = last.contact_count();
+  json["max_penetration"] = max_penetration;
+  json["max_penetration_fraction"] = max_penetration_fraction;
+  json["solves"] = solves;
+  json["unconverged"] = unconverged;
+  nlohmann::json colliders = nlohmann::json::array();
+  for (std::size_t c = 0; c < last.colliders.size(); ++c) {
+    const ColliderContactStats& s = last.colliders[c];
+    const double per_step = steps > 0 ? 1.0 / steps : 0.0;
+    colliders.push_back({{"contacts", s.contacts},
+                         {"sticking", s.sticking},
+                         {"normal_force", s.normal_force},
+                         {"friction_force", s.friction_force},
+                         {"force", {s.force.x(), s.force.y(), s.force.z()}},
+                         {"normal_force_mean", c < normal_sum.size() ? normal_sum[c] * per_step : 0.0},
+                         {"friction_force_mean", c < friction_sum.size() ? friction_sum[c] * per_step : 0.0}});
+  }
+  json["colliders"] = std::move(colliders);
+  return json;
 }
 
 nlohmann::json energies_to_json(const EnergyBreakdown& energies) {
@@ -35,6 +78,9 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   json["cg_residual_max"] = cg_residual_max_;
   json["newton_iterations"] = newton_iterations_;
   json["energies"] = energies_to_json(energies);
+  if (has_contact_)
+    json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
+                                         contact_unconverged_, max_penetration_, max_penetration_fraction_);
   *this = FrameStats();
   return json;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bristle/io/frame_writer.hpp"
+#include "bristle/model/handle.hpp"
 #include "bristle/runner/frame_stats.hpp"
 
 namespace bristle {
@@ -150,7 +151,10 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
   if (scene.mode == SolverMode::Static) return run_static(scene, writer, options, progress, start);
 
   RunResult result;
-  const Model& model = scene.model;
+  // Handles (model/handle.hpp) script rods' fixed vertices and move colliders, so the run
+  // steps its own copy of the model: handles.prepare_step() before every step.
+  Model model = scene.model;
+  const HandleDriver handles(model, scene.handles);
   const double dt = scene.time.dt;
   const int frame_count = scene.time.frame_count();
   const int steps_per_frame = scene.time.steps_per_frame();
@@ -161,6 +165,7 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
   report.duration = report.step_count * dt;
 
   State state = initial_state(model);
+  handles.place(model, state);
   ImplicitEuler integrator(model, scene.solver);
   FrameStats stats;
 
@@ -176,6 +181,7 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
     EnergyBreakdown energies;
     for (int s = 0; s < steps_per_frame; ++s) {
       const double t0 = state.time;
+      handles.prepare_step(model, state, dt);  // fixed-vertex velocities, collider poses at t0 + dt
       StepReport step = integrator.step(state, dt);
       if (!step.ok) {
         result.outcome = RunOutcome::Failed;

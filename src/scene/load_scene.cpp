@@ -26,7 +26,7 @@ constexpr const char* kFormat = "bristle-scene/1";
 
 const std::vector<std::string> kSceneKeys = {"format",  "name",   "dimension", "time",
                                              "gravity", "damping", "solver",   "materials",
-                                             "rods",    "loads",   "colliders", "render"};
+                                             "rods",    "loads",   "colliders", "render",  "handles"};
 
 // nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 3, column 1:
 // syntax error while parsing ..."; we report our own line and column, so keep only the reason.
@@ -134,6 +134,10 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   auto colliders = read_colliders(root.find_or_empty_array("colliders"), model.dimension);
   model.colliders = std::move(colliders.value);
   out["colliders"] = std::move(colliders.expanded);
+
+  auto handles = read_handles(root.find_or_empty_array("handles"), model);
+  scene.handles = std::move(handles.value);
+  out["handles"] = std::move(handles.expanded);
 
   // Drawing settings for `bristle render`; recorded only when given, so scenes without the
   // block keep the manifest they always had.

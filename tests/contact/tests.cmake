@@ -1,2 +1,8 @@
 list(APPEND BRISTLE_TEST_SOURCES
-  contact/test_constraint_filter.cpp)
+  contact/test_signed_distance.cpp
+  contact/test_constraint_filter.cpp
+  contact/test_friction.cpp
+  contact/test_drape.cpp
+  contact/test_l_drop.cpp
+  contact/test_handle.cpp
+  contact/test_scene_handles.cpp)

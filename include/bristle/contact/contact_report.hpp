@@ -21,6 +21,7 @@ struct ContactReport {
   int solves = 0;               ///< linear solves used to settle the active set (all Newton iterations)
   bool converged = true;        ///< false when the active set hit ContactSettings::max_iterations
   double max_penetration = 0.0; ///< deepest penetration of a free vertex's surface at the step end [m], >= 0
+  double max_penetration_fraction = 0.0;  ///< the largest penetration / radius over free vertices, >= 0
 
   int contact_count() const {
     int total = 0;

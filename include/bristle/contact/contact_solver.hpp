@@ -12,19 +12,26 @@
 /// so the normal velocity is prescribed and contact is anticipated within the step, however
 /// fast the vertex arrives. Each contact is sticking (the whole velocity prescribed: the
 /// surface's velocity, corrected along n) or sliding (only the normal prescribed, plus a
-/// Coulomb friction impulse mu lambda_n against the slip direction, lambda_n lagged from the
-/// previous pass). An active-set loop settles which constraints hold:
+/// Coulomb friction impulse -mu lambda_n s, the bound lagged from the previous pass and the
+/// direction s implicit: linearised about the last slip, build_constraints). An active-set
+/// loop settles which constraints hold, one stage at a time (release_pulling):
 ///
 ///   predict x~ ---> contacts where phi(x~) - r < activation gap
 ///      |
 ///      v
-///   build constraints + friction --> filtered solve --> dv --> impulses c = J dv - b - f_friction
+///   build constraints + friction --> filtered solve --> dv --> impulses c = J dv - b
 ///      ^                                                          |
-///      |   release  lambda_n < 0 (the constraint would pull)      |
-///      |   stick -> slide when |c_t| > mu lambda_n                v
-///      +-- slide -> stick when the slip would reverse     changes? no -> done
-///          add      new vertices predicted to penetrate
-///          relinearise curved colliders whose gap drifted
+///      |  1. release    lambda_n < 0 (the constraint would pull)  v
+///      |  2. friction   stick -> slide when |c_t| > mu lambda_n   changes? no -> done
+///      +--              slide -> stick when the slip would reverse
+///                       bound mu lambda_n (secant) and direction to a fixed point
+///         3. add        new vertices predicted to penetrate
+///                       relinearise curved colliders whose gap drifted
+///
+/// with anti-cycling rules (a pulling stick tries sliding first, a re-added vertex is held,
+/// a vertex that cycled slides on a rail, a cap on returns to sticking) and, should the set
+/// still not settle within max_iterations, a safe finish (make_safe: everything in contact
+/// sticks, the set only grows).
 ///
 /// Nothing here adds energy: constraint impulses are exactly those that stop the normal
 /// approach (inelastic contact), so a vertex leaves a surface only as fast as the other forces
@@ -54,13 +61,16 @@ struct ContactSettings {
   double activation_gap = 0.01;
   /// During the passes, a vertex predicted to penetrate deeper than this fraction of its
   /// radius gets a contact.
-  double penetration_tolerance = 1e-4;
+  double penetration_tolerance = 1e-2;
   /// A held vertex on a curved collider is relinearised while its gap exceeds this fraction
   /// of its radius.
   double gap_tolerance = 1e-3;
   /// A sliding contact counts as settled when its lagged friction bound changes by less than
   /// this relative amount and its slip direction by less than this angle [rad].
-  double friction_tolerance = 1e-4;
+  double friction_tolerance = 1e-3;
+  /// Stick/slide switches after which a vertex may no longer return to sticking within one
+  /// solve (anti-cycling, see ContactSolver::release_pulling).
+  int max_state_changes = 3;
 };
 
 enum class FrictionState { Stick, Slide };
@@ -72,6 +82,9 @@ struct ColliderContact {
   double target = 0.0;            ///< required n . x1 [m]
   Vec3 surface_velocity = Vec3::Zero();  ///< velocity of the collider's surface there [m/s]
   double normal_impulse = 0.0;    ///< lambda_n over the step [N s] from the last solve
+  /// target - n . x0: how far the contact moves the vertex along n over the step [m]; negative
+  /// when it draws a vertex that starts above the surface down onto it.
+  double start_offset = 0.0;
 };
 
 /// A vertex with its contacts (usually one; a vertex in a corner touches two or three).
@@ -83,6 +96,18 @@ struct VertexContact {
   Vec3 slip_direction = Vec3::Zero();  ///< unit, the relative sliding direction (Slide)
   double friction_bound = 0.0;         ///< sum mu lambda_n applied while sliding [N s]
   Vec3 friction_impulse = Vec3::Zero();  ///< tangential impulse from the colliders [N s]
+  /// Held until the end of the solve, never released: set when a vertex released earlier in
+  /// the same solve is added again (release and re-add would cycle; see ContactSolver::release_pulling).
+  bool held = false;
+  /// Sliding: c = friction_bound / |slip|, how the friction impulse turns with the slip (see
+  /// build_constraints; impulse per velocity, [kg]), and its matrix c P on the vertex's block.
+  double direction_stiffness = 0.0;
+  Mat3 friction_matrix = Mat3::Zero();
+  int state_changes = 0;  ///< stick/slide switches in this solve; capped to stop cycling
+  bool rail = false;      ///< slides along slip_direction only (anti-cycling, 3D single contact)
+  /// The previous sliding pass's bound and the mu lambda_n it produced (secant_bound < 0:
+  /// none yet), for the secant step on the bound's fixed point.
+  double secant_bound = -1.0, secant_value = 0.0;
   std::vector<ColliderContact> contacts;
 };
 
@@ -98,8 +123,10 @@ class ContactSolver {
   bool enabled() const { return !model_.colliders.empty(); }
   const ContactSettings& settings() const { return settings_; }
 
-  /// Starts a step: forgets the previous step's contacts and reads the colliders' current
-  /// poses (handles may have moved them since the last step).
+  /// Starts a step: reads the colliders' current poses (handles may have moved them since
+  /// the last step) and forgets the previous step's contacts, keeping only how each vertex
+  /// ended it (sticking, or sliding with its direction and bound): the next step's contacts
+  /// start from that (a warm start, see add_or_refresh).
   void begin_step();
 
   /// The linear solve of one Newton iteration, with contact. `system` is J on the free DOFs
@@ -118,8 +145,16 @@ class ContactSolver {
  private:
   bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all);
   void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
+  double direction_stiffness(double bound, double slip_speed, int global_vertex) const;
+  void add_friction_matrices(SparseMatrix& system) const;
   void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free);
-  bool update_friction_and_release(const VecX& v_trial);
+  struct FrictionChange {
+    bool switched = false;  ///< a vertex went from sticking to sliding or back
+    bool updated = false;   ///< a sliding vertex's bound or direction moved
+  };
+  bool release_pulling();
+  FrictionChange update_friction(const VecX& v_trial);
+  void make_safe();
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
   Vec3 position(const VecX& x, int global_vertex) const;
   void rebuild_slots();
@@ -129,10 +164,16 @@ class ContactSolver {
   std::vector<Collider> colliders_;  // this step's poses (boxes made infinite along z in 2D)
   // Per global vertex: rod, index in rod, first DOF, first free index (-1 when fixed), radius.
   std::vector<int> vertex_rod_, vertex_index_, vertex_dof_, vertex_free_;
-  std::vector<double> vertex_radius_;
+  std::vector<double> vertex_radius_, vertex_mass_;
 
   std::vector<VertexContact> contacts_;
   std::vector<int> slot_;  // global vertex -> index in contacts_, or -1
+  std::vector<int> released_;  // global vertex -> releases in the current solve
+  // Global vertex -> how it ended the previous step: -1 free, 0 sticking, 1 sliding (with its
+  // slip direction and bound), for warm-starting the friction state.
+  std::vector<int> previous_state_;
+  std::vector<Vec3> previous_slip_;
+  std::vector<double> previous_bound_;
   int solves_ = 0;
   bool converged_ = true;
 

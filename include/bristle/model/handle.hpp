@@ -97,8 +97,9 @@ class HandleDriver {
   /// colliders to their pose at state.time + dt and records their motion over the step.
   void prepare_step(Model& model, State& state, double dt) const;
 
-  /// Puts handled fixed vertices (velocity zero) and colliders at their pose at state.time,
-  /// with no motion recorded: for starting a run at a keyed pose.
+  /// Puts every vertex of each handled rod (moved rigidly, velocity zero) and every handled
+  /// collider at its handle's pose at state.time, with no motion recorded: how a run starts
+  /// (a handle whose first key is not the identity starts its rods there, unstretched).
   void place(Model& model, State& state) const;
 
   const std::vector<Handle>& handles() const { return handles_; }

@@ -2,6 +2,8 @@
 /// The `stats` of a frame: what the steps since the previous frame did, and the energies at
 /// the frame (docs/output-format.md lists every key).
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "bristle/integrator/implicit_euler.hpp"
@@ -16,7 +18,8 @@ class FrameStats {
   /// The stats object for a frame whose state has energies `energies`; then starts over.
   /// Keys: steps, cg_iterations (sum), cg_iterations_max (per step), cg_residual (last
   /// step's), cg_residual_max, newton_iterations (sum), energies {kinetic, stretch, bend,
-  /// elastic, gravitational, load, potential, total} [J].
+  /// elastic, gravitational, load, potential, total} [J]; and, when the model has colliders,
+  /// contact (see contact_stats_json).
   nlohmann::json take(const EnergyBreakdown& energies);
 
  private:
@@ -26,7 +29,30 @@ class FrameStats {
   double cg_residual_ = 0.0;
   double cg_residual_max_ = 0.0;
   long long newton_iterations_ = 0;
+  // Contact over the steps since the previous frame (steps all have the runner's dt).
+  bool has_contact_ = false;
+  ContactReport last_contact_;        // the last step's: the state of the frame
+  std::vector<double> normal_sum_;    // per collider: sum over steps of the normal force [N]
+  std::vector<double> friction_sum_;  // likewise, friction [N]
+  long long contact_solves_ = 0;
+  int contact_unconverged_ = 0;
+  double max_penetration_ = 0.0;
+  double max_penetration_fraction_ = 0.0;
 };
+
+/// The `contact` stats of a frame, from the last step's report and sums over its `steps`:
+///   count            contacts (vertex-collider pairs) at the frame
+///   max_penetration  deepest penetration of a rod's surface at the end of any of the steps [m]
+///   max_penetration_fraction  the same relative to the rod's radius (the deepest ratio)
+///   solves           linear solves spent settling the active set, summed over the steps
+///   unconverged      steps whose active set hit its iteration cap
+///   colliders        one object per collider, scene order: contacts, sticking, normal_force,
+///                    friction_force [N] and force [N] (vector on the rods) at the frame;
+///                    normal_force_mean, friction_force_mean [N]: the mean over the steps, i.e.
+///                    the impulse delivered since the previous frame divided by the time.
+nlohmann::json contact_stats_json(const ContactReport& last, const std::vector<double>& normal_sum,
+                                  const std::vector<double>& friction_sum, int steps, long long solves,
+                                  int unconverged, double max_penetration, double max_penetration_fraction);
 
 /// The energies as a JSON object (the keys FrameStats::take writes under "energies").
 nlohmann::json energies_to_json(const EnergyBreakdown& energies);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bristle/integrator/implicit_euler.hpp"
+#include "bristle/model/handle.hpp"
 #include "bristle/model/model.hpp"
 
 namespace bristle {
@@ -31,6 +32,7 @@ struct Scene {
   TimeSettings time;
   SolverSettings solver;
   SolverMode mode = SolverMode::Dynamic;
+  std::vector<Handle> handles;  ///< keyframed motions, driven by the runner (model/handle.hpp)
   /// The scene as loaded, with defaults filled in and generators expanded into vertex
   /// lists: what the manifest records under "scene".
   nlohmann::json expanded;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bristle/model/handle.hpp"
 #include "bristle/model/model.hpp"
 #include "bristle/scene/json_value.hpp"
 #include "bristle/scene/scene.hpp"
@@ -99,6 +100,10 @@ ReadResult<std::vector<Collider>> read_colliders(const JsonValue& value, int dim
 /// block; returned with vectors in the scene's dimension and directions normalised, nothing
 /// defaulted (the renderer fits what is missing to the frames).
 nlohmann::json read_render(const JsonValue& value, int dimension);
+
+/// `handles`: keyframed rigid motions of named rods' fixed vertices and of colliders (by
+/// index); sets the `handle` of every collider a handle moves. After the rods and colliders.
+ReadResult<std::vector<Handle>> read_handles(const JsonValue& value, Model& model);
 
 /// A vector as JSON with `dimension` components.
 nlohmann::json vector_json(const Vec3& v, int dimension);

@@ -1,0 +1,253 @@
+// `handles` in a scene file (src/scene/read_handles.cpp) and their driving by the runner:
+// keys read with their defaults, a brush entry's name selecting all its bristles, malformed
+// handles refused at their JSON pointer, and a run whose frames show the fixed vertices on the
+// keyed pose and the contact stats (contact count, normal force = weight at rest).
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "bristle/io/output_reader.hpp"
+#include "bristle/runner/run_simulation.hpp"
+#include "bristle/scene/load_scene.hpp"
+#include "io/temp_folder.hpp"
+#include "test_paths.hpp"
+
+using namespace bristle;
+using nlohmann::json;
+
+namespace {
+
+/// A 3D scene: a 4-bristle brush pointing down and one loose rod, a floor and a sphere, and a
+/// handle pressing the brush down and dragging it, carrying the sphere along.
+json handle_scene() {
+  return json::parse(R"({
+    "format": "bristle-scene/1", "dimension": 3,
+    "time": { "dt": 0.01, "frame_dt": 0.05, "duration": 0.2 },
+    "gravity": [0, -9.81, 0],
+    "materials": { "nylon": { "density": 1140, "radius": 0.0005, "youngs_modulus": 3e9 } },
+    "rods": [
+      { "name": "tuft", "material": "nylon",
+        "generator": { "type": "brush", "layout": { "type": "grid", "rows": 2, "columns": 2, "spacing": 0.002 },
+                       "root": [0, 0.022, 0], "direction": [0, -1, 0], "length": 0.02, "segments": 5 } },
+      { "name": "loose", "material": "nylon", "vertices": [[0.05, 0.0005, 0], [0.06, 0.0005, 0], [0.07, 0.0005, 0]] }
+    ],
+    "colliders": [
+      { "type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0], "friction": 0.4 },
+      { "type": "sphere", "center": [0, 0.1, 0], "radius": 0.01 }
+    ],
+    "handles": [
+      { "name": "press", "rods": ["tuft"], "colliders": [1], "pivot": [0, 0.022, 0], "interpolation": "smooth",
+        "keys": [ { "time": 0 },
+                  { "time": 0.1, "translation": [0, -0.005, 0] },
+                  { "time": 0.2, "translation": [0.01, -0.005, 0], "rotation": { "axis": [0, 0, 1], "angle": 0.1 } } ] }
+    ]
+  })");
+}
+
+SceneError load_error(const json& scene) {
+  try {
+    load_scene_from_string(scene.dump(), "scene.json");
+  } catch (const SceneError& e) {
+    return e;
+  }
+  FAIL("the scene loaded, but it should have been refused");
+  return SceneError("", "", 0, "");
+}
+
+struct Malformed {
+  const char* what;
+  std::function<void(json&)> edit;
+  const char* pointer;
+  const char* mentions;
+};
+
+json::json_pointer at(const char* pointer) { return json::json_pointer(pointer); }
+
+std::function<void(json&)> set(const char* pointer, json value) {
+  return [pointer, value](json& scene) { scene[at(pointer)] = value; };
+}
+
+}  // namespace
+
+TEST_CASE("scene handles: read with defaults; a brush name selects all its bristles") {
+  const Scene scene = load_scene_from_string(handle_scene().dump(), "scene.json");
+  REQUIRE(scene.handles.size() == 1);
+  const Handle& h = scene.handles[0];
+  CHECK(h.name == "press");
+  CHECK(h.rods == std::vector<std::string>{"tuft_0", "tuft_1", "tuft_2", "tuft_3"});
+  CHECK(h.interpolation == HandleInterpolation::Smooth);
+  CHECK(h.pivot.isApprox(Vec3(0, 0.022, 0)));
+  REQUIRE(h.keys.size() == 3);
+  CHECK(h.keys[0].translation.norm() == 0.0);
+  CHECK(h.keys[0].rotation_angle == 0.0);
+  CHECK(h.keys[2].rotation_angle == 0.1);
+  CHECK(scene.model.colliders[1].handle == "press");
+  CHECK(scene.model.colliders[0].handle.empty());
+  // Expanded: every default written out; loading the expansion gives the same handles.
+  const json& e = scene.expanded["handles"][0];
+  CHECK(e["interpolation"] == "smooth");
+  CHECK(e["keys"][0]["translation"] == json::array({0.0, 0.0, 0.0}));
+  CHECK(e["keys"][0]["rotation"]["angle"] == 0.0);
+  const Scene again = load_scene_from_string(scene.expanded.dump(), "expanded.json");
+  CHECK(again.handles[0].rods == h.rods);
+  CHECK(again.expanded == scene.expanded);
+  // Without handles the block is an empty array.
+  json plain = handle_scene();
+  plain.erase("handles");
+  CHECK(load_scene_from_string(plain.dump(), "plain.json").expanded["handles"] == json::array());
+}
+
+TEST_CASE("scene handles: 2D keys rotate about z only") {
+  const json scene = json::parse(R"({
+    "format": "bristle-scene/1", "dimension": 2, "time": { "dt": 0.01, "duration": 0.02 },
+    "materials": { "m": { "density": 1000, "radius": 0.001, "youngs_modulus": 1e9 } },
+    "rods": [ { "name": "r", "material": "m", "vertices": [[0, 0], [0.01, 0], [0.02, 0]], "fixed": [0, 1] } ],
+    "handles": [ { "name": "h", "rods": ["r"],
+                   "keys": [ { "time": 0, "rotation": { "angle": 0.2 } }, { "time": 1, "translation": [1, 0] } ] } ]
+  })");
+  const Scene loaded = load_scene_from_string(scene.dump(), "s.json");
+  CHECK(loaded.handles[0].keys[0].rotation_vector().isApprox(Vec3(0, 0, 0.2)));
+  json with_axis = scene;
+  with_axis["handles"][0]["keys"][0]["rotation"]["axis"] = {1, 0, 0};
+  const SceneError e = load_error(with_axis);
+  CHECK(std::string(e.what()).find("/handles/0/keys/0/rotation/axis") != std::string::npos);
+}
+
+TEST_CASE("scene handles: malformed handles are refused at their JSON pointer") {
+  const Malformed cases[] = {
+      {"unknown key", set("/handles/0/speed", 1), "/handles/0/speed", "speed"},
+      {"unknown key in a key", set("/handles/0/keys/1/angle", 1), "/handles/0/keys/1/angle", "angle"},
+      {"missing name", [](json& s) { s["handles"][0].erase("name"); }, "/handles/0/name", "name"},
+      {"duplicate name", [](json& s) { s["handles"].push_back(s["handles"][0]); s["handles"][1]["rods"] = json::array(); s["handles"][1]["colliders"] = json::array(); },
+       "/handles/1/name", "duplicate"},
+      {"unknown rod", set("/handles/0/rods/0", "tufts"), "/handles/0/rods/0", "tuft"},
+      {"rod claimed twice", set("/handles/0/rods", json::array({"tuft", "tuft_2"})), "/handles/0/rods/1", "already"},
+      {"rod without fixed vertices", set("/handles/0/rods", json::array({"loose"})), "/handles/0/rods/0", "fixed"},
+      {"collider out of range", set("/handles/0/colliders/0", 2), "/handles/0/colliders/0", "[0, 1]"},
+      {"collider not an integer", set("/handles/0/colliders/0", 0.5), "/handles/0/colliders/0", "integer"},
+      {"collider claimed twice", set("/handles/0/colliders", json::array({1, 1})), "/handles/0/colliders/1", "already"},
+      {"no keys", set("/handles/0/keys", json::array()), "/handles/0/keys", "non-empty"},
+      {"keys not increasing", set("/handles/0/keys/2/time", 0.1), "/handles/0/keys/2/time", "increase"},
+      {"time missing", [](json& s) { s["handles"][0]["keys"][1].erase("time"); }, "/handles/0/keys/1/time", "time"},
+      {"time not a number", set("/handles/0/keys/1/time", "soon"), "/handles/0/keys/1/time", "number"},
+      {"translation with two components", set("/handles/0/keys/1/translation", json::array({0, 1})),
+       "/handles/0/keys/1/translation", "3"},
+      {"zero rotation axis", set("/handles/0/keys/2/rotation/axis", json::array({0, 0, 0})),
+       "/handles/0/keys/2/rotation/axis", "zero"},
+      {"rotation without angle", [](json& s) { s["handles"][0]["keys"][2]["rotation"].erase("angle"); },
+       "/handles/0/keys/2/rotation/angle", "angle"},
+      {"unknown interpolation", set("/handles/0/interpolation", "smoth"), "/handles/0/interpolation", "smooth"},
+      {"pivot not a vector", set("/handles/0/pivot", 3), "/handles/0/pivot", "3"},
+      {"handles not an array", set("/handles", json::object()), "/handles", "array"},
+  };
+  for (const Malformed& c : cases) {
+    CAPTURE(c.what);
+    json scene = handle_scene();
+    c.edit(scene);
+    const SceneError e = load_error(scene);
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.find(std::string(c.pointer) + ":") != std::string::npos);
+    CHECK(message.find(c.mentions) != std::string::npos);
+  }
+}
+
+TEST_CASE("scene handles: the runner drives them; frames carry contact stats") {
+  const Scene scene = load_scene_from_string(handle_scene().dump(), "handles.json");
+  test::TempFolder folder("scene-handles");
+  const std::string out = folder / "out";
+  const RunResult result = run_simulation(scene, out);
+  INFO(result.message);
+  REQUIRE(result.ok());
+  const OutputFolder read(out);
+  const Handle& h = scene.handles[0];
+  for (int k = 0; k < read.manifest().frame_count; ++k) {
+    const Frame frame = read.frame(k);
+    const RigidTransform pose = h.pose(frame.time);
+    // Every bristle's fixed root vertices are exactly on the keyed pose.
+    for (int b = 0; b < 4; ++b)
+      for (int i : {0, 1}) {
+        const Vec3 expected = pose.apply(scene.model.rods[b].initial_positions[i]);
+        CHECK((frame.rods[b].positions[i] - expected).norm() < 1e-15);
+      }
+    if (k == 0) continue;
+    const json& contact = frame.stats["contact"];
+    REQUIRE(contact.is_object());
+    REQUIRE(contact["colliders"].size() == 2);
+    CHECK(contact["max_penetration_fraction"].get<double>() < 0.1);
+    CHECK(contact["count"].get<int>() == contact["colliders"][0]["contacts"].get<int>() +
+                                                contact["colliders"][1]["contacts"].get<int>());
+    // The loose rod lies on the floor all along: its weight is part of the floor's normal force.
+    const double loose_weight = 1140 * std::acos(-1.0) * 0.0005 * 0.0005 * 0.02 * 9.81;
+    CHECK(contact["colliders"][0]["contacts"].get<int>() >= 3);
+    CHECK(contact["colliders"][0]["normal_force"].get<double>() >= 0.99 * loose_weight);
+    CHECK(contact["colliders"][0]["normal_force_mean"].get<double>() >= 0.99 * loose_weight);
+    CHECK(contact["colliders"][0]["force"].size() == 3);
+    CHECK(contact["colliders"][1]["contacts"] == 0);  // the sphere stays clear above the brush
+  }
+  // Pressed down 5 mm, the bristles touch the floor by the end.
+  CHECK(read.frame(4).stats["contact"]["colliders"][0]["contacts"].get<int>() > 3);
+}
+
+TEST_CASE("frame stats: a rod at rest on the floor pushes with its weight") {
+  const json scene = json::parse(R"({
+    "format": "bristle-scene/1", "dimension": 2, "time": { "dt": 0.01, "frame_dt": 0.1, "duration": 0.3 },
+    "gravity": [0, -9.81],
+    "materials": { "m": { "density": 1000, "radius": 0.001, "youngs_modulus": 1e9 } },
+    "rods": [ { "name": "r", "material": "m", "vertices": [[0, 0.001], [0.05, 0.001], [0.1, 0.001]] } ],
+    "colliders": [ { "type": "plane", "point": [0, 0], "normal": [0, 1], "friction": 0.5 } ]
+  })");
+  const Scene loaded = load_scene_from_string(scene.dump(), "rest.json");
+  test::TempFolder folder("contact-stats");
+  const std::string out = folder / "out";
+  REQUIRE(run_simulation(loaded, out).ok());
+  const OutputFolder read(out);
+  const double weight = 1000 * std::acos(-1.0) * 1e-6 * 0.1 * 9.81;
+  const Frame last = read.frame(3);
+  const json& contact = last.stats["contact"];
+  CHECK(contact["count"] == 3);
+  CHECK(contact["colliders"][0]["sticking"] == 3);
+  CHECK(contact["colliders"][0]["normal_force"].get<double>() == doctest::Approx(weight).epsilon(1e-6));
+  CHECK(contact["colliders"][0]["normal_force_mean"].get<double>() == doctest::Approx(weight).epsilon(1e-6));
+  CHECK(contact["colliders"][0]["friction_force"].get<double>() < 1e-9 * weight);
+  CHECK(contact["colliders"][0]["force"][1].get<double>() == doctest::Approx(weight).epsilon(1e-6));
+  CHECK(contact["max_penetration"].get<double>() < 1e-9);
+  CHECK(contact["unconverged"] == 0);
+  // No colliders, no contact block.
+  json bare = scene;
+  bare.erase("colliders");
+  const std::string out2 = folder / "bare";
+  REQUIRE(run_simulation(load_scene_from_string(bare.dump(), "bare.json"), out2).ok());
+  CHECK_FALSE(OutputFolder(out2).frame(1).stats.contains("contact"));
+}
+
+TEST_CASE("bundled contact scenes load; the seed 003 scene runs within its bounds") {
+  const std::string dir = test::kScenesDir;
+  const Scene brush = load_scene(dir + "/brush_stroke.json");
+  CHECK(brush.model.rods.size() >= 200);
+  REQUIRE(brush.handles.size() == 1);
+  CHECK(brush.handles[0].rods.size() == brush.model.rods.size());
+  CHECK(brush.model.colliders.size() == 1);
+  const Scene hair = load_scene(dir + "/hair_on_sphere.json");
+  CHECK(hair.model.colliders[0].type == ColliderType::Sphere);
+
+  // l_drop_2d: the seed 003 case as users run it; every frame within the test's bounds.
+  const Scene drop = load_scene(dir + "/l_drop_2d.json");
+  CHECK(drop.time.dt == doctest::Approx(1.0 / 60.0));
+  test::TempFolder folder("l-drop");
+  const std::string out = folder / "out";
+  REQUIRE(run_simulation(drop, out).ok());
+  const OutputFolder read(out);
+  const double impact = std::sqrt(2.0 * 9.81 * 2.0);
+  for (int k = 1; k < read.manifest().frame_count; ++k) {
+    const Frame frame = read.frame(k);
+    CHECK(frame.stats["contact"]["max_penetration_fraction"].get<double>() < 0.1);
+    for (const Vec3& v : frame.rods[0].velocities) CHECK(v.norm() <= 1.05 * impact);
+  }
+  const Frame last = read.frame(read.manifest().frame_count - 1);
+  for (const Vec3& v : last.rods[0].velocities) CHECK(v.norm() < 1e-3);
+}
