@@ -26,13 +26,15 @@
 /// Why more than one solve matters: one linear solve moves every vertex along the tangent of
 /// its rotation, which stretches the nearly inextensible edges by (h omega)^2 L / 2 and lags
 /// the motion badly (a hair strand at dt = 1/240 s, 0.25 s after release: 90% of its length
-/// behind the converged backward Euler answer after single solves, 3% with two iterations),
-/// and at large steps can add energy. The line search makes every iteration lower Phi.
+/// behind the converged backward Euler answer after single solves, 4% with two iterations),
+/// and at large steps can add energy. The line search makes every iteration lower Phi; that
+/// is not the energy (U is not convex), so only iterations run to convergence
+/// (newton_tolerance) are energy-safe at steps far above the bending periods.
 ///
 /// Linearization::Predicted starts Newton (line search included) from a guess extrapolated
 /// from the last two steps, v~ = v0 + (h / h_prev)(v0 - v_prev), linearised at x0 + h v~,
 /// when Phi(v~) <= Phi(v0). For resolved motion that guess is second-order close to v1, so
-/// few iterations go far (the same strand: 0.2% of its length with two iterations from v0,
+/// few iterations go far (the same strand: 4% of its length with two iterations from x0,
 /// 0.004% from v~). It is for small steps: where h omega >> 1 for the motion that matters
 /// (dt = 1/60 s on that strand) extrapolation overshoots, and two iterations from there can
 /// end with more energy than the step began with; use Start there.
