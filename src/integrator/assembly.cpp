@@ -94,13 +94,17 @@ void scatter_projected_spectrum(double* values, const int* slots, const BendHess
 }  // namespace
 
 int SystemAssembler::find_collapsed_edge(const VecX& x) const {
+  // The first such edge: a min-reduction, the same answer for every thread count.
   const int d = model_.dimension;
-  for (std::size_t k = 0; k < stretch_.size(); ++k) {
+  const int edges = static_cast<int>(stretch_.size());
+  int first = edges;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && edges > 5000) reduction(min : first)
+  for (int k = 0; k < edges; ++k) {
     const StretchElement& e = stretch_[k];
     const double squared_length = (x.segment(e.dof[1], d) - x.segment(e.dof[0], d)).squaredNorm();
-    if (!(squared_length > 0.0) || !std::isfinite(squared_length)) return static_cast<int>(k);
+    if (!(squared_length > 0.0) || !std::isfinite(squared_length)) first = std::min(first, k);
   }
-  return -1;
+  return first < edges ? first : -1;
 }
 
 SystemAssembler::SystemAssembler(const Model& model) : model_(model) {

@@ -8,6 +8,8 @@
 namespace bristle {
 namespace {
 using Clock = std::chrono::steady_clock;
+// Below this many DOFs a loop over them is not worth waking other threads for.
+constexpr int kParallelDofs = 20000;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -32,8 +34,14 @@ EnergyBreakdown ImplicitEuler::energies(const State& state) const {
 }
 
 bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, const char* what) const {
-  for (int dof = 0; dof < values.size(); ++dof) {
-    if (std::isfinite(values[dof])) continue;
+  // The first non-finite entry: a min-reduction, so the answer is the same for every thread count.
+  const int size = static_cast<int>(values.size());
+  int first = size;
+  const int threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && size > kParallelDofs) reduction(min : first)
+  for (int dof = 0; dof < size; ++dof)
+    if (!std::isfinite(values[dof])) first = std::min(first, dof);
+  for (int dof = first; dof < size; ++dof) {
     const auto [rod, vertex] = model_.layout.dof_owner(dof);
     std::ostringstream message;
     message << "non-finite " << what << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
@@ -207,13 +215,20 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs.
     SparseMatrix& system = assembler_.matrix();
     double* values = system.valuePtr();
-    residual_ = mass_.cwiseProduct((1.0 + h * alpha) * v - v0) + h * gradient_ + product_;
     rhs_free_.resize(n_free);
-    for (int dof = 0; dof < layout.dof_count(); ++dof) {
-      const int f = layout.free_index(dof);
-      if (f < 0) continue;
-      values[assembler_.diagonal_slots()[f]] += (1.0 + h * alpha) * mass_[dof];
-      rhs_free_[f] = -residual_[dof];
+    residual_.resize(layout.dof_count());
+    {
+      const int* diagonal = assembler_.diagonal_slots().data();
+      const double mass_scale = 1.0 + h * alpha;
+      const int dofs = layout.dof_count(), threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
+      for (int dof = 0; dof < dofs; ++dof) {
+        residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof] + product_[dof];
+        const int f = layout.free_index(dof);
+        if (f < 0) continue;
+        values[diagonal[f]] += mass_scale * mass_[dof];
+        rhs_free_[f] = -residual_[dof];
+      }
     }
     report.assembly_seconds += seconds_since(assembly_start);
     if (find_non_finite(residual_, report, "force")) break;
@@ -233,10 +248,14 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     report.newton_iterations = iteration + 1;
     // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
     // in CG) is named by the vertex where it appears; v is local, so the state stays as it was.
-    dv_.setZero(layout.dof_count());
-    for (int dof = 0; dof < layout.dof_count(); ++dof) {
-      const int f = layout.free_index(dof);
-      if (f >= 0) dv_[dof] = dv_free_[f];
+    dv_.resize(layout.dof_count());
+    {
+      const int dofs = layout.dof_count(), threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
+      for (int dof = 0; dof < dofs; ++dof) {
+        const int f = layout.free_index(dof);
+        dv_[dof] = f >= 0 ? dv_free_[f] : 0.0;
+      }
     }
     if (find_non_finite(dv_, report, "velocity")) break;
     if (!solved || solver_.info() != Eigen::Success) {

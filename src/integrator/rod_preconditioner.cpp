@@ -88,6 +88,12 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     for (int k = outer[col]; k < outer[col + 1]; ++k)
       if (inner[k] == col) diagonal_index_[col] = k;
   factors_.assign(blocks_.size(), Block{});
+  std::vector<char> in_block(n, 0);
+  for (const auto& [begin, end] : blocks_)
+    for (int i = std::max(0, begin); i < std::min(n, end); ++i) in_block[i] = 1;
+  outside_blocks_.clear();
+  for (int i = 0; i < n; ++i)
+    if (!in_block[i]) outside_blocks_.push_back(i);
   for (std::size_t b = 0; b < blocks_.size(); ++b) {
     Block& block = factors_[b];
     block.begin = blocks_[b].first;
@@ -154,22 +160,22 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
   }
   failed_blocks_ = failed;
 
-  // Jacobi for every DOF outside a factored block.
-  covered_.assign(n, 0);
+  // Jacobi for every DOF outside a factored block: those outside every block (known from the
+  // analysis) and those of blocks whose factorisation failed (rare). Usually none.
+  jacobi_dofs_ = outside_blocks_;
   for (const Block& block : factors_)
-    if (block.factored) std::fill(covered_.begin() + block.begin, covered_.begin() + block.begin + block.size, 1);
-  inverse_diagonal_.setOnes(n);
-  for (int i = 0; i < n; ++i) {
-    if (covered_[i] || diagonal_index_[i] < 0) continue;
-    const double diagonal = values[diagonal_index_[i]];
-    if (diagonal != 0.0) inverse_diagonal_[i] = 1.0 / diagonal;
+    if (!block.factored)
+      for (int i = block.begin; i < block.begin + block.size; ++i) jacobi_dofs_.push_back(i);
+  jacobi_inverse_.assign(jacobi_dofs_.size(), 1.0);
+  for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) {
+    const int index = diagonal_index_[jacobi_dofs_[j]];
+    if (index >= 0 && values[index] != 0.0) jacobi_inverse_[j] = 1.0 / values[index];
   }
 }
 
 void RodBlockPreconditioner::apply_in_place(VecX& x) const {
   ++applications_;
-  for (int i = 0; i < size_; ++i)
-    if (!covered_[i]) x[i] *= inverse_diagonal_[i];
+  for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) x[jacobi_dofs_[j]] *= jacobi_inverse_[j];
   const int block_count = static_cast<int>(factors_.size());
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int b = 0; b < block_count; ++b) {

@@ -92,9 +92,10 @@ class RodBlockPreconditioner {
   const int* analyzed_outer_ = nullptr;
   const int* analyzed_inner_ = nullptr;
   int analyzed_n_ = -1, analyzed_nonzeros_ = -1;
-  VecX inverse_diagonal_;
   std::vector<int> diagonal_index_;
-  std::vector<char> covered_;
+  std::vector<int> outside_blocks_;  // DOFs in no block
+  std::vector<int> jacobi_dofs_;     // DOFs preconditioned by their diagonal: outside, or failed blocks
+  std::vector<double> jacobi_inverse_;
   int size_ = 0;
   int failed_blocks_ = 0;
   int threads_ = 1;
