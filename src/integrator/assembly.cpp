@@ -31,29 +31,40 @@ void scatter_add(VecX& y, const int (&dof)[K], const Vec<K * D>& local) {
   for (int a = 0; a < K; ++a) y.segment<D>(dof[a]) += local.template segment<D>(a * D);
 }
 
+/// An element's slots: for each vertex pair (a, b), where entry (free(a), free(b)) lives in the
+/// matrix's value array (-1 when a or b is fixed), then for each vertex b the length of its
+/// columns. A vertex's D columns hold the same rows (its neighbours' free DOFs), so entry
+/// (free(a) + i, free(b) + j) is at slot(a, b) + j * stride(b) + i: K * K + K ints per element
+/// instead of K * K * D.
+template <int K>
+struct ElementSlots {
+  const int* data;
+  int slot(int a, int b) const { return data[a * K + b]; }
+  int stride(int b) const { return data[K * K + b]; }
+};
+
 /// Adds scale * H into the matrix values through an element's precomputed slots.
 template <int D, int K>
-void scatter_matrix(double* values, const int* slots, const Mat<K * D, K * D>& h, double scale) {
+void scatter_matrix(double* values, ElementSlots<K> slots, const Mat<K * D, K * D>& h, double scale) {
   for (int a = 0; a < K; ++a)
-    for (int b = 0; b < K; ++b)
-      for (int j = 0; j < D; ++j) {
-        const int slot = slots[(a * K + b) * D + j];
-        if (slot < 0) continue;
-        for (int i = 0; i < D; ++i) values[slot + i] += scale * h(a * D + i, b * D + j);
-      }
+    for (int b = 0; b < K; ++b) {
+      const int slot = slots.slot(a, b);
+      if (slot < 0) continue;
+      for (int j = 0; j < D; ++j)
+        for (int i = 0; i < D; ++i) values[slot + j * slots.stride(b) + i] += scale * h(a * D + i, b * D + j);
+    }
 }
 
 /// Adds scale * [[B, -B], [-B, B]] through a stretch element's slots.
 template <int D>
-void scatter_stretch_block(double* values, const int* slots, const Mat<D, D>& block, double scale) {
+void scatter_stretch_block(double* values, ElementSlots<2> slots, const Mat<D, D>& block, double scale) {
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 2; ++b) {
+      const int slot = slots.slot(a, b);
+      if (slot < 0) continue;
       const double sign = a == b ? scale : -scale;
-      for (int j = 0; j < D; ++j) {
-        const int slot = slots[(a * 2 + b) * D + j];
-        if (slot < 0) continue;
-        for (int i = 0; i < D; ++i) values[slot + i] += sign * block(i, j);
-      }
+      for (int j = 0; j < D; ++j)
+        for (int i = 0; i < D; ++i) values[slot + j * slots.stride(b) + i] += sign * block(i, j);
     }
 }
 
@@ -61,7 +72,7 @@ void scatter_stretch_block(double* values, const int* slots, const Mat<D, D>& bl
 /// element's slots. Each D x D block (a, b) with b >= a is computed once and written to both
 /// (a, b) and (b, a): the element matrix is symmetric, and this halves the arithmetic.
 template <int D>
-void scatter_projected_spectrum(double* values, const int* slots, const BendHessianSpectrum<D>& spectrum,
+void scatter_projected_spectrum(double* values, ElementSlots<3> slots, const BendHessianSpectrum<D>& spectrum,
                                 double scale) {
   constexpr int kCount = BendHessianSpectrum<D>::kCount;
   double weight[kCount];
@@ -79,17 +90,18 @@ void scatter_projected_spectrum(double* values, const int* slots, const BendHess
         const Vec<3 * D>& g = spectrum.vector[terms[t]];
         block.noalias() += (weight[t] * g.template segment<D>(a * D)) * g.template segment<D>(b * D).transpose();
       }
+      const int slot_ab = slots.slot(a, b), slot_ba = slots.slot(b, a);
       for (int j = 0; j < D; ++j) {
-        const int slot_ab = slots[(a * 3 + b) * D + j];
         if (slot_ab >= 0)
-          for (int i = 0; i < D; ++i) values[slot_ab + i] += block(i, j);
-        if (a == b) continue;
-        const int slot_ba = slots[(b * 3 + a) * D + j];
-        if (slot_ba >= 0)
-          for (int i = 0; i < D; ++i) values[slot_ba + i] += block(j, i);
+          for (int i = 0; i < D; ++i) values[slot_ab + j * slots.stride(b) + i] += block(i, j);
+        if (a == b || slot_ba < 0) continue;
+        for (int i = 0; i < D; ++i) values[slot_ba + j * slots.stride(a) + i] += block(j, i);
       }
     }
 }
+
+constexpr std::size_t kStretchSlots = 2 * 2 + 2;
+constexpr std::size_t kBendSlots = 3 * 3 + 3;
 
 }  // namespace
 
@@ -193,16 +205,19 @@ void SystemAssembler::build_pattern() {
 
   auto slots_of = [&](const int* dof, int k, std::vector<int>& out) {
     for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b)
-        for (int j = 0; j < D; ++j) {
-          const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b] + j);
-          out.push_back(fa < 0 || fb < 0 ? -1 : find_slot(matrix_, fa, fb));
-        }
+      for (int b = 0; b < k; ++b) {
+        const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
+        out.push_back(fa < 0 || fb < 0 ? -1 : find_slot(matrix_, fa, fb));
+      }
+    for (int b = 0; b < k; ++b) {
+      const int fb = layout.free_index(dof[b]);
+      out.push_back(fb < 0 ? 0 : matrix_.outerIndexPtr()[fb + 1] - matrix_.outerIndexPtr()[fb]);
+    }
   };
   stretch_slots_.clear();
   bend_slots_.clear();
-  stretch_slots_.reserve(stretch_.size() * 4 * D);
-  bend_slots_.reserve(bend_.size() * 9 * D);
+  stretch_slots_.reserve(stretch_.size() * kStretchSlots);
+  bend_slots_.reserve(bend_.size() * kBendSlots);
   for (const auto& e : stretch_) slots_of(e.dof, 2, stretch_slots_);
   for (const auto& e : bend_) slots_of(e.dof, 3, bend_slots_);
   diagonal_slots_.resize(n);
@@ -278,7 +293,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
     stretch_energy_sum += local.energy;
     gradient.segment<D>(e.dof[0]) -= local.gradient1;
     gradient.segment<D>(e.dof[1]) += local.gradient1;
-    if (want_matrix) scatter_stretch_block<D>(values, &stretch_slots_[k * 4 * D], local.block, matrix_scale);
+    if (want_matrix) scatter_stretch_block<D>(values, ElementSlots<2>{&stretch_slots_[k * kStretchSlots]}, local.block, matrix_scale);
     if (want_product) {
       const Vec<D> f = local.block * (w->segment<D>(e.dof[1]) - w->segment<D>(e.dof[0]));
       kw->segment<D>(e.dof[0]) -= f;
@@ -295,7 +310,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
       bend_energy_sum += local.energy;
       scatter_add<D>(gradient, e.dof, local.gradient);
       if (!want_hessian) continue;
-      if (want_matrix) scatter_projected_spectrum<D>(values, &bend_slots_[k * 9 * D], local.spectrum, matrix_scale);
+      if (want_matrix) scatter_projected_spectrum<D>(values, ElementSlots<3>{&bend_slots_[k * kBendSlots]}, local.spectrum, matrix_scale);
       if (want_product) {
         // K w from the rank-one terms: sum of value G (G . w), no 9 x 9 product.
         const Vec<3 * D> local_w = gather<D>(*w, e.dof);
@@ -313,7 +328,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
       h = projection == HessianProjection::Exact ? bend_hessian<D>(s, e.rest_angle, e.stiffness)
                                                  : bend_hessian_gauss_newton<D>(s, e.rest_angle, e.stiffness);
     }
-    if (want_matrix) scatter_matrix<D, 3>(values, &bend_slots_[k * 9 * D], h, matrix_scale);
+    if (want_matrix) scatter_matrix<D, 3>(values, ElementSlots<3>{&bend_slots_[k * kBendSlots]}, h, matrix_scale);
     if (want_product) scatter_add<D>(*kw, e.dof, Vec<3 * D>(h * gather<D>(*w, e.dof)));
   }
   rod_stretch_energy_[rod] = stretch_energy_sum;

@@ -159,14 +159,14 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     for (int dof = 0; dof < layout.dof_count(); ++dof)
       if (layout.free_index(dof) >= 0) trial_v_[dof] = v0[dof] + ratio * (v0[dof] - previous_v0_[dof]);
     trial_x_ = x0 + h * trial_v_;
-    start_x_ = x0 + h * v0;
-    if (assembler_.find_collapsed_edge(trial_x_) < 0 && assembler_.find_collapsed_edge(start_x_) < 0) {
+    w_ = x0 + h * v0;  // scratch until the iterations need w_
+    if (assembler_.find_collapsed_edge(trial_x_) < 0 && assembler_.find_collapsed_edge(w_) < 0) {
       mass_dv_ = mass_.cwiseProduct(trial_v_ - v0);
       const double phi_guess = 0.5 * (trial_v_ - v0).dot(mass_dv_) +
                                0.5 * h * alpha * trial_v_.dot(mass_.cwiseProduct(trial_v_)) +
                                assembler_.potential_energies(trial_x_, t1).potential();
       const double phi_start = 0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) +
-                               assembler_.potential_energies(start_x_, t1).potential();
+                               assembler_.potential_energies(w_, t1).potential();
       if (phi_guess <= phi_start) {
         v = trial_v_;
         from_guess = true;

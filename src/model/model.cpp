@@ -20,7 +20,6 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
       const bool fixed = rod.is_fixed(i);
       for (int k = 0; k < dimension; ++k) {
         free_index_.push_back(fixed ? -1 : free_dof_count_++);
-        dof_owner_.emplace_back(static_cast<int>(rod_first_vertex_.size()) - 1, i);
         ++dof_count_;
       }
     }
@@ -28,7 +27,14 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
   }
 }
 
-std::pair<int, int> DofLayout::dof_owner(int dof) const { return dof_owner_[dof]; }
+// Found by binary search (DOFs, vertices and rods are numbered in the same order) rather than
+// stored: only error messages ask, and a table would cost 8 bytes per DOF.
+std::pair<int, int> DofLayout::dof_owner(int dof) const {
+  const int vertex = static_cast<int>(std::upper_bound(vertex_dof_.begin(), vertex_dof_.end(), dof) - vertex_dof_.begin()) - 1;
+  const int rod =
+      static_cast<int>(std::upper_bound(rod_first_vertex_.begin(), rod_first_vertex_.end(), vertex) - rod_first_vertex_.begin()) - 1;
+  return {rod, vertex - rod_first_vertex_[rod]};
+}
 
 void Model::finalize() { layout = DofLayout(dimension, rods); }
 

@@ -110,8 +110,9 @@ class SystemAssembler {
   // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).
   mutable std::vector<double> rod_stretch_energy_, rod_bend_energy_;
   SparseMatrix matrix_;
-  // For each element, for each (row vertex a, column vertex b, column offset j): the index in
-  // matrix_.valuePtr() of entry (free(a), free(b) + j), or -1 when a or b is fixed.
+  // For each element: for each (row vertex a, column vertex b) the index in matrix_.valuePtr()
+  // of entry (free(a), free(b)), or -1 when a or b is fixed; then for each vertex b the length
+  // of its columns (its D columns hold the same rows, so they are that far apart).
   std::vector<int> stretch_slots_;
   std::vector<int> bend_slots_;
   std::vector<int> diagonal_slots_;

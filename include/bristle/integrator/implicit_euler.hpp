@@ -141,7 +141,7 @@ class ImplicitEuler {
   double report_time_ = 0.0;
   // For Linearization::Predicted: the previous step's start velocity and step, and the state
   // it ended in (to recognise the next step as its continuation).
-  VecX previous_v0_, last_end_v_, last_end_x_, start_x_;
+  VecX previous_v0_, last_end_v_, last_end_x_;
   double previous_h_ = 0.0, last_end_time_ = 0.0;  // t1 of the step being taken (loads are evaluated there)
 };
 

@@ -62,7 +62,6 @@ class DofLayout {
   std::vector<int> vertex_dof_;
   std::vector<int> free_index_;
   std::vector<std::pair<int, int>> rod_free_range_;
-  std::vector<std::pair<int, int>> dof_owner_;
 };
 
 struct Model {
