@@ -24,11 +24,6 @@ using namespace bristle::test;
 
 namespace {
 
-bool bitwise_equal(const VecX& a, const VecX& b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
-}
-
 bool same_state(const State& a, const State& b) {
   return bitwise_equal(a.positions, b.positions) && bitwise_equal(a.velocities, b.velocities) &&
          std::memcmp(&a.time, &b.time, sizeof(double)) == 0;

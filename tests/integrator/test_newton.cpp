@@ -16,11 +16,6 @@ using namespace bristle::test;
 
 namespace {
 
-bool bitwise_equal(const VecX& a, const VecX& b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
-}
-
 /// The hair strand of the performance issue: 50 vertices over 0.2 m, radius 50 um, E = 3 GPa,
 /// 1300 kg/m^3, clamped at the root along `direction`. Gravito-bending number about 54: it
 /// droops most of the way down, a large rotation.

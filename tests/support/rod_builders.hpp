@@ -5,6 +5,7 @@
 /// integrator holds a reference to it.
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -19,6 +20,12 @@
 namespace bristle::test {
 
 inline constexpr double kPi = 3.14159265358979323846;
+
+/// True when a and b hold the same doubles bit for bit (thread-count and rerun determinism).
+inline bool bitwise_equal(const VecX& a, const VecX& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
+}
 
 /// A material from density [kg/m^3], radius [m] and Young's modulus [Pa].
 inline Material make_material(double density, double radius, double youngs_modulus) {
