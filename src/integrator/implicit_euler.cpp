@@ -206,11 +206,13 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     }
 
     const Clock::time_point assembly_start = Clock::now();
-    // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w.
-    w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
+    // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w. Away from the start
+    // x_lin = x0 + h v, so without stiffness damping w is exactly zero and K w is not formed.
+    const bool with_product = at_start || beta != 0.0;
+    if (with_product) w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
     EnergyBreakdown potential_at_lin;
-    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, &w_, &product_,
-                        &potential_at_lin);
+    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
+                        with_product ? &product_ : nullptr, &potential_at_lin);
 
     // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs.
     SparseMatrix& system = assembler_.matrix();
@@ -223,7 +225,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       const int dofs = layout.dof_count(), threads = settings_.threads;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
       for (int dof = 0; dof < dofs; ++dof) {
-        residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof] + product_[dof];
+        residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof];
+        if (with_product) residual_[dof] += product_[dof];
         const int f = layout.free_index(dof);
         if (f < 0) continue;
         values[diagonal[f]] += mass_scale * mass_[dof];
