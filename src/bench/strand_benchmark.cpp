@@ -90,6 +90,7 @@ nlohmann::json StrandBenchmarkResult::to_json() const {
   j["newton_iterations"] = newton_iterations;
   j["steps"] = steps;
   j["threads"] = threads;
+  j["repeats"] = repeats;
   j["seconds_total"] = seconds_total;
   j["us_per_vertex_step"] = us_per_vertex_step;
   j["us_per_vertex_step_assembly"] = us_per_vertex_step_assembly;
@@ -146,7 +147,15 @@ StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settin
   SolverSettings solver = settings.solver;
   solver.threads = settings.threads;
 
-  const RunOutcome run = simulate(model, settings, solver, true);
+  RunOutcome run = simulate(model, settings, solver, true);
+  result.repeats = std::max(1, settings.repeats);
+  for (int r = 1; r < result.repeats && run.ok; ++r) {
+    RunOutcome again = simulate(model, settings, solver, true);
+    // The fastest step loop, and the fastest matrix-vector product, each measured alike.
+    const double spmv_seconds = std::min(run.spmv_seconds, again.spmv_seconds);
+    if (again.total < run.total) run = std::move(again);
+    run.spmv_seconds = spmv_seconds;
+  }
   result.ok = run.ok;
   result.failure = run.failure;
   result.steps = static_cast<int>(run.cg_iterations.size());

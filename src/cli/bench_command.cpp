@@ -19,7 +19,7 @@ namespace {
 const char* const kUsage =
     "usage: bristle bench [--strands N] [--vertices V] [--dt S] [--duration S] [--threads T]\n"
     "                     [--newton K] [--linearization predicted|start] [--projection projected|gauss_newton]\n"
-    "                     [--no-accuracy] [--json]\n"
+    "                     [--repeat R] [--no-accuracy] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
@@ -41,6 +41,7 @@ const char* const kUsage =
     "  --linearization L  predicted (default): Newton from the velocity extrapolated from the\n"
     "                     last two steps; start: Baraff-Witkin's first solve at the step's start\n"
     "  --projection P     bending Hessian: projected (default) or gauss_newton\n"
+    "  --repeat R         time R runs and report the fastest (default 1; the sweep uses 3)\n"
     "  --no-accuracy      skip the reference run\n"
     "  --json             print one JSON object\n"
     "  --sweep            the performance report instead: 1 to 20000 strands at 1\n"
@@ -97,6 +98,7 @@ int sweep(const ParsedArgs& parsed, CommandContext& context) {
   PerformanceSweepSettings settings;
   settings.base.solver.newton_iterations = 2;
   settings.base.solver.linearization = Linearization::Predicted;
+  settings.base.repeats = 3;
   const PerformanceReport report =
       run_performance_sweep(settings, [&](const std::string& what) { context.err << "bench: " << what << "...\n"; });
   const std::string plot_name = "images/performance_scaling.png";
@@ -126,6 +128,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--linearization", "", true},
                                               {"--newton-tolerance", "", true},
                                               {"--projection", "", true},
+                                              {"--repeat", "", true},
                                               {"--no-accuracy", "", false},
                                               {"--json", "", false},
                                               {"--sweep", "", false},
@@ -161,6 +164,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   settings.solver.newton_tolerance = parsed.number("--newton-tolerance", 0.0);
   if (settings.solver.newton_tolerance < 0.0) throw UsageError("--newton-tolerance expects a number >= 0");
   settings.measure_accuracy = !parsed.has("--no-accuracy");
+  settings.repeats = positive(parsed, "--repeat", 1, 1);
   if (!parsed.has("--json"))
     context.err << "bench: " << settings.strands << " strands x " << settings.vertices_per_strand << " vertices, "
                 << std::lround(settings.duration / settings.dt) << " steps...\n";
