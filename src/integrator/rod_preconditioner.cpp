@@ -106,20 +106,24 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
         if (inner[k] >= col && inner[k] < end) w = std::max(w, inner[k] - col);
     block.half_bandwidth = w;
     const int stride = w + 1;
-    block.value_source.clear();
-    block.band_target.clear();
+    block.runs.clear();
+    std::vector<char> filled(static_cast<std::size_t>(block.size) * stride, 0);
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k) {
         const int row = inner[k];
         if (row < col || row >= end) continue;
         const int i = row - begin, j = col - begin;  // L(i, j), i >= j
-        block.value_source.push_back(k);
-        block.band_target.push_back(i * stride + (j - i + w));
+        const int target = i * stride + (j - i + w);
+        filled[target] = 1;
+        CopyRun* last = block.runs.empty() ? nullptr : &block.runs.back();
+        if (last != nullptr && last->value_source + last->count == k &&
+            last->band_target + last->count * w == target && k > outer[col])
+          ++last->count;  // the next row of the same column
+        else
+          block.runs.push_back({k, target, 1});
       }
     // Entries the factorisation reads, L(i, k) for max(0, i - w) <= k <= i, that no stored
     // entry fills.
-    std::vector<char> filled(static_cast<std::size_t>(block.size) * stride, 0);
-    for (int target : block.band_target) filled[target] = 1;
     block.band_gaps.clear();
     for (int i = 0; i < block.size; ++i)
       for (int k = std::max(0, i - w); k <= i; ++k) {
@@ -149,10 +153,11 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
     // The block's lower triangle into band storage.
     double* band = block.band.data();
     for (int gap : block.band_gaps) band[gap] = 0.0;
-    const int* source = block.value_source.data();
-    const int* target = block.band_target.data();
-    const std::size_t entries = block.value_source.size();
-    for (std::size_t p = 0; p < entries; ++p) band[target[p]] = values[source[p]];
+    for (const CopyRun& run : block.runs) {
+      const double* from = values + run.value_source;
+      double* to = band + run.band_target;
+      for (int r = 0; r < run.count; ++r) to[static_cast<std::ptrdiff_t>(r) * w] = from[r];
+    }
 
     const bool ok = banded_cholesky(block.band.data(), block.size, w);
     block.factored = ok;

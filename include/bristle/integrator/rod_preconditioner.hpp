@@ -71,14 +71,22 @@ class RodBlockPreconditioner {
   int failed_blocks() const { return failed_blocks_; }
 
  private:
+  /// `count` values from value_source on go to band[band_target + r * w], r < count (w the
+  /// block's half-bandwidth).
+  struct CopyRun {
+    int value_source, band_target, count;
+  };
   struct Block {
     int begin = 0, size = 0, half_bandwidth = 0;
     bool factored = false;
     std::vector<double> band;  // row i holds L(i, i-w .. i), the diagonal as 1 / L(i, i)
-    // The block's lower-triangle entries: value_source[p] in the matrix's value array goes to
-    // band[band_target[p]]; band_gaps are the band entries the factorisation reads that no
-    // stored entry fills (zeroed before each fill; fill-in makes them nonzero).
-    std::vector<int> value_source, band_target, band_gaps;
+    // The block's lower-triangle entries, as runs: a column's entries on consecutive rows sit
+    // side by side in the matrix's value array and w apart in the band (row i of column j is
+    // band[i w + j + w]), so each run is copied with no index per entry. band_gaps are the band
+    // entries the factorisation reads that no stored entry fills (zeroed before each fill;
+    // fill-in makes them nonzero).
+    std::vector<CopyRun> runs;
+    std::vector<int> band_gaps;
   };
 
   void analyze_compressed(int n, const int* outer, const int* inner);
