@@ -73,15 +73,15 @@ Vec3 any_perpendicular(const Vec3& v) {
   return v.cross(axis).normalized();
 }
 
-/// b = c / |c|, c = v1 x v2, made exactly perpendicular to v1 first. When the edges are
-/// straight up to rounding, c is rounding noise and may point partly along the rod; a
-/// binormal with a tangential part would mix stretching into the bending Hessian (up to 80%
-/// off the straight limit). In exact arithmetic c . v1 = 0 and this changes nothing.
-Vec3 binormal_from_cross(const Vec3& c, const Vec3& v1) {
-  const Vec3 t = v1.normalized();
-  const Vec3 perpendicular = c - c.dot(t) * t;
+/// b = c / |c|, c = v1 x v2, made exactly perpendicular to the first edge's unit tangent t1
+/// first. When the edges are straight up to rounding, c is rounding noise and may point partly
+/// along the rod; a binormal with a tangential part would mix stretching into the bending
+/// Hessian (up to 80% off the straight limit). In exact arithmetic c . t1 = 0 and this changes
+/// nothing.
+Vec3 binormal_from_cross(const Vec3& c, const Vec3& t1) {
+  const Vec3 perpendicular = c - c.dot(t1) * t1;
   const double n = perpendicular.norm();
-  return n > 0.0 ? Vec3(perpendicular / n) : any_perpendicular(v1);
+  return n > 0.0 ? Vec3(perpendicular * (1.0 / n)) : any_perpendicular(t1);
 }
 
 EdgeDerivatives<3> edge_derivatives(const Vec3& v1, const Vec3& v2, bool with_hessian) {
@@ -92,7 +92,7 @@ EdgeDerivatives<3> edge_derivatives(const Vec3& v1, const Vec3& v2, bool with_he
   d.theta = std::atan2(c_norm, dot);
   Vec3 b;
   if (c_norm > 0.0) {
-    b = binormal_from_cross(c, v1);
+    b = binormal_from_cross(c, v1.normalized());
   } else {
     d.degenerate = true;
     b = any_perpendicular(v1);
@@ -152,6 +152,7 @@ template <int D>
 struct EdgeFrames {
   double theta = 0.0;
   double l1 = 0.0, l2 = 0.0;
+  double inverse_l1 = 0.0, inverse_l2 = 0.0;  // the kernels multiply: a division costs several products
   Vec<D> t1, m1, t2, m2;
   Vec3 b = Vec3::UnitZ();
   bool degenerate = false;  // 3D, v1 parallel to v2: b is any perpendicular
@@ -162,8 +163,10 @@ EdgeFrames<2> edge_frames(const Vec2& v1, const Vec2& v2) {
   f.theta = std::atan2(cross_z(v1, v2), v1.dot(v2));
   f.l1 = v1.norm();
   f.l2 = v2.norm();
-  f.t1 = v1 / f.l1;
-  f.t2 = v2 / f.l2;
+  f.inverse_l1 = 1.0 / f.l1;
+  f.inverse_l2 = 1.0 / f.l2;
+  f.t1 = v1 * f.inverse_l1;
+  f.t2 = v2 * f.inverse_l2;
   f.m1 = cross_with_z(f.t1);
   f.m2 = cross_with_z(f.t2);
   return f;
@@ -176,10 +179,12 @@ EdgeFrames<3> edge_frames(const Vec3& v1, const Vec3& v2) {
   f.theta = std::atan2(c_norm, v1.dot(v2));
   f.l1 = v1.norm();
   f.l2 = v2.norm();
-  f.t1 = v1 / f.l1;
-  f.t2 = v2 / f.l2;
+  f.inverse_l1 = 1.0 / f.l1;
+  f.inverse_l2 = 1.0 / f.l2;
+  f.t1 = v1 * f.inverse_l1;
+  f.t2 = v2 * f.inverse_l2;
   if (c_norm > 0.0) {
-    f.b = binormal_from_cross(c, v1);
+    f.b = binormal_from_cross(c, f.t1);
   } else {
     f.degenerate = true;
     f.b = any_perpendicular(v1);
@@ -194,11 +199,11 @@ EdgeFrames<3> edge_frames(const Vec3& v1, const Vec3& v2) {
 template <int D>
 Vec<3 * D> node_vector(const EdgeFrames<D>& f, double alpha1, double beta1, double alpha2, double beta2,
                        double gamma1, double gamma2) {
-  Vec<D> w1 = (alpha1 * f.t1 + beta1 * f.m1) / f.l1;
-  Vec<D> w2 = (alpha2 * f.t2 + beta2 * f.m2) / f.l2;
+  Vec<D> w1 = (alpha1 * f.t1 + beta1 * f.m1) * f.inverse_l1;
+  Vec<D> w2 = (alpha2 * f.t2 + beta2 * f.m2) * f.inverse_l2;
   if constexpr (D == 3) {
-    w1 += (gamma1 / f.l1) * f.b;
-    w2 += (gamma2 / f.l2) * f.b;
+    w1 += (gamma1 * f.inverse_l1) * f.b;
+    w2 += (gamma2 * f.inverse_l2) * f.b;
   }
   Vec<3 * D> g;
   g << -w1, w1 - w2, w2;

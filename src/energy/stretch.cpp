@@ -59,11 +59,12 @@ StretchLocal<D> stretch_local(const StretchStencil<D>& s, double rest_length, do
   const double length = d.norm();
   assert(length > 0.0 && "stretch kernel on a zero-length edge");
   const double strain = length - rest_length;
-  const Vec<D> t = d / length;
+  const double inverse_length = 1.0 / length;  // one division, then products
+  const Vec<D> t = d * inverse_length;
   StretchLocal<D> out;
   out.energy = 0.5 * stiffness * strain * strain;
   out.gradient1 = (stiffness * strain) * t;
-  double transverse = 1.0 - rest_length / length;
+  double transverse = 1.0 - rest_length * inverse_length;
   if (project) transverse = std::max(0.0, transverse);
   const Mat<D, D> tt = t * t.transpose();
   out.block = stiffness * (tt + transverse * (Mat<D, D>::Identity() - tt));
