@@ -158,15 +158,21 @@ struct EdgeFrames {
   bool degenerate = false;  // 3D, v1 parallel to v2: b is any perpendicular
 };
 
-EdgeFrames<2> edge_frames(const Vec2& v1, const Vec2& v2) {
-  EdgeFrames<2> f;
-  f.theta = std::atan2(cross_z(v1, v2), v1.dot(v2));
+/// The edges' lengths, their inverses and unit tangents: one division per edge.
+template <int D>
+void set_lengths_and_tangents(EdgeFrames<D>& f, const Vec<D>& v1, const Vec<D>& v2) {
   f.l1 = v1.norm();
   f.l2 = v2.norm();
   f.inverse_l1 = 1.0 / f.l1;
   f.inverse_l2 = 1.0 / f.l2;
   f.t1 = v1 * f.inverse_l1;
   f.t2 = v2 * f.inverse_l2;
+}
+
+EdgeFrames<2> edge_frames(const Vec2& v1, const Vec2& v2) {
+  EdgeFrames<2> f;
+  f.theta = std::atan2(cross_z(v1, v2), v1.dot(v2));
+  set_lengths_and_tangents(f, v1, v2);
   f.m1 = cross_with_z(f.t1);
   f.m2 = cross_with_z(f.t2);
   return f;
@@ -177,12 +183,7 @@ EdgeFrames<3> edge_frames(const Vec3& v1, const Vec3& v2) {
   const Vec3 c = v1.cross(v2);
   const double c_norm = c.norm();
   f.theta = std::atan2(c_norm, v1.dot(v2));
-  f.l1 = v1.norm();
-  f.l2 = v2.norm();
-  f.inverse_l1 = 1.0 / f.l1;
-  f.inverse_l2 = 1.0 / f.l2;
-  f.t1 = v1 * f.inverse_l1;
-  f.t2 = v2 * f.inverse_l2;
+  set_lengths_and_tangents(f, v1, v2);
   if (c_norm > 0.0) {
     f.b = binormal_from_cross(c, f.t1);
   } else {

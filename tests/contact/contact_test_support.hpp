@@ -53,6 +53,19 @@ inline Collider box_collider(const Vec3& center, const Mat3& rotation, const Vec
   return c;
 }
 
+/// How deep a sphere of `radius` at p reaches into the deepest collider, relative to the
+/// radius (negative when clear). In 2D a box's z extent is ignored (a rectangle).
+inline double point_penetration_fraction(const Model& model, const Vec3& p, double radius) {
+  double worst = -std::numeric_limits<double>::infinity();
+  for (const Collider& c : model.colliders) {
+    Collider c2 = c;
+    if (model.dimension == 2 && c2.type == ColliderType::Box)
+      c2.half_extents.z() = std::numeric_limits<double>::infinity();
+    worst = std::max(worst, (radius - collider_distance(c2, p)) / radius);
+  }
+  return worst;
+}
+
 /// Deepest penetration of any free vertex's surface into any collider, relative to the rod's
 /// radius (0 when nothing penetrates). Measured independently of the contact solver's report.
 inline double penetration_fraction(const Model& model, const VecX& x) {
@@ -62,12 +75,7 @@ inline double penetration_fraction(const Model& model, const VecX& x) {
     for (int i = 0; i < model.rods[r].vertex_count(); ++i) {
       if (model.rods[r].is_fixed(i)) continue;
       const Vec3 p = vertex_position(model, x, r, i);
-      for (const Collider& c : model.colliders) {
-        Collider c2 = c;
-        if (model.dimension == 2 && c2.type == ColliderType::Box)
-          c2.half_extents.z() = std::numeric_limits<double>::infinity();
-        worst = std::max(worst, (radius - collider_distance(c2, p)) / radius);
-      }
+      worst = std::max(worst, point_penetration_fraction(model, p, radius));
     }
   }
   return worst;
@@ -84,12 +92,7 @@ inline double segment_penetration_fraction(const Model& model, const VecX& x, in
       const Vec3 a = vertex_position(model, x, r, i), b = vertex_position(model, x, r, i + 1);
       for (int k = 1; k < samples; ++k) {
         const Vec3 p = a + (b - a) * (static_cast<double>(k) / samples);
-        for (const Collider& c : model.colliders) {
-          Collider c2 = c;
-          if (model.dimension == 2 && c2.type == ColliderType::Box)
-            c2.half_extents.z() = std::numeric_limits<double>::infinity();
-          worst = std::max(worst, (radius - collider_distance(c2, p)) / radius);
-        }
+        worst = std::max(worst, point_penetration_fraction(model, p, radius));
       }
     }
   }
