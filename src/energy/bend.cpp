@@ -380,6 +380,51 @@ BendLocal<D> bend_local(const BendStencil<D>& s, double rest_angle, double stiff
 }
 
 template <int D>
+BendLocal<D> bend_local_bending_modes(const BendStencil<D>& s, double rest_angle, double stiffness) {
+  const EdgeFrames<D> f = stencil_frames<D>(s);
+  const double d = deviation<D>(f.theta, rest_angle);
+  BendLocal<D> out;
+  out.energy = 0.5 * stiffness * d * d;
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k) {
+    out.spectrum.value[k] = 0.0;
+    out.spectrum.vector[k].setZero();
+  }
+  if constexpr (D == 3) {
+    if (f.degenerate && f.theta < 1.0) {
+      // Exactly straight: the straight limit, as the full spectrum (both transverse directions).
+      out.gradient.setZero();
+      out.spectrum = spectrum_from_frames<D>(f, rest_angle, stiffness, true);
+      return out;
+    }
+  }
+  const Vec<3 * D> g = node_vector<D>(f, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0);  // dtheta/dx
+  out.gradient = (stiffness * d) * g;
+  // In-plane relative rotation: K g g^T = 2K on g / sqrt2 (the Gauss-Newton part).
+  out.spectrum.value[2] = 2.0 * stiffness;
+  out.spectrum.vector[2] = (1.0 / std::sqrt(2.0)) * g;
+  if constexpr (D == 3) {
+    // Out-of-plane relative rotation: the antisymmetric eigenpair of O, kept when positive.
+    double symmetric = 0.0, antisymmetric = 0.0;
+    out_of_plane_eigenvalues(f.theta, rest_angle, d, symmetric, antisymmetric);
+    if (antisymmetric > 0.0) {
+      const double h = 1.0 / std::sqrt(2.0);
+      out.spectrum.value[5] = stiffness * antisymmetric;
+      out.spectrum.vector[5] = node_vector<D>(f, 0.0, 0.0, 0.0, 0.0, h, -h);
+    }
+  }
+  return out;
+}
+
+template <int D>
+Mat<3 * D, 3 * D> bend_hessian_bending_modes(const BendStencil<D>& s, double rest_angle, double stiffness) {
+  const BendHessianSpectrum<D> spectrum = bend_local_bending_modes<D>(s, rest_angle, stiffness).spectrum;
+  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
+    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
+  return h;
+}
+
+template <int D>
 Mat<3 * D, 3 * D> bend_hessian_projected(const BendStencil<D>& s, double rest_angle, double stiffness) {
   const BendHessianSpectrum<D> spectrum = bend_hessian_spectrum<D>(s, rest_angle, stiffness);
   Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
@@ -398,7 +443,9 @@ Mat<3 * D, 3 * D> bend_hessian_projected(const BendStencil<D>& s, double rest_an
   template Mat<3 * D, 3 * D> bend_hessian_gauss_newton<D>(const BendStencil<D>&, double, double); \
   template BendHessianSpectrum<D> bend_hessian_spectrum<D>(const BendStencil<D>&, double, double); \
   template Mat<3 * D, 3 * D> bend_hessian_projected<D>(const BendStencil<D>&, double, double); \
-  template BendLocal<D> bend_local<D>(const BendStencil<D>&, double, double, bool);
+  template BendLocal<D> bend_local<D>(const BendStencil<D>&, double, double, bool);          \
+  template BendLocal<D> bend_local_bending_modes<D>(const BendStencil<D>&, double, double);   \
+  template Mat<3 * D, 3 * D> bend_hessian_bending_modes<D>(const BendStencil<D>&, double, double);
 
 BRISTLE_INSTANTIATE_BEND(2)
 BRISTLE_INSTANTIATE_BEND(3)

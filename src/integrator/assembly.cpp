@@ -304,9 +304,11 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
     const BendElement& e = bend_[k];
     const BendStencil<D> s{x.segment<D>(e.dof[0]), x.segment<D>(e.dof[1]), x.segment<D>(e.dof[2])};
     Mat<3 * D, 3 * D> h;
-    if (projection == HessianProjection::Projected) {
+    if (projection == HessianProjection::Projected || projection == HessianProjection::BendingModes) {
       // The fused kernel: energy, gradient and the closed-form spectrum from one set of frames.
-      const BendLocal<D> local = bend_local<D>(s, e.rest_angle, e.stiffness, true);
+      const BendLocal<D> local = projection == HessianProjection::Projected
+                                     ? bend_local<D>(s, e.rest_angle, e.stiffness, true)
+                                     : bend_local_bending_modes<D>(s, e.rest_angle, e.stiffness);
       bend_energy_sum += local.energy;
       scatter_add<D>(gradient, e.dof, local.gradient);
       if (!want_hessian) continue;

@@ -227,3 +227,114 @@ TEST_CASE("bend projection: an exact fold gives a finite PSD matrix") {
     CHECK(min_eigenvalue<2>(h2) >= -1e-9 * std::max(1.0, h2.cwiseAbs().maxCoeff()));
   }
 }
+
+namespace {
+
+/// The translations of a stencil and its rotation within the bending plane (about the
+/// binormal in 3D), as node-space vectors: the motions of a stencil swinging in its plane.
+template <int D>
+std::vector<Vec<3 * D>> in_plane_rigid_motions(const BendStencil<D>& s) {
+  std::vector<Vec<3 * D>> motions;
+  const Vec<D> nodes[3] = {s.x0, s.x1, s.x2};
+  for (int axis = 0; axis < D; ++axis) {
+    Vec<3 * D> translation = Vec<3 * D>::Zero();
+    for (int node = 0; node < 3; ++node) translation[node * D + axis] = 1.0;
+    motions.push_back(translation);
+  }
+  Vec<3 * D> rotation;
+  if constexpr (D == 2) {
+    for (int node = 0; node < 3; ++node) rotation.template segment<2>(2 * node) = Vec2(-nodes[node].y(), nodes[node].x());
+  } else {
+    const Vec3 b = (s.x1 - s.x0).cross(s.x2 - s.x1).normalized();
+    for (int node = 0; node < 3; ++node) rotation.template segment<3>(3 * node) = b.cross(nodes[node]);
+  }
+  motions.push_back(rotation);
+  return motions;
+}
+
+template <int D>
+void check_bending_modes() {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> length(0.2, 2.0);
+  for (double theta : kAngles)
+    for (double rest : kRestAngles) {
+      if (D == 3 && rest < 0.0) continue;
+      CAPTURE(theta);
+      CAPTURE(rest);
+      const BendStencil<D> s = random_stencil<D>(length(rng), length(rng), theta, rng);
+      const double k = 2.0;
+      const Mat<3 * D, 3 * D> h = bend_hessian_bending_modes<D>(s, rest, k);
+      const double scale = std::max(1.0, h.cwiseAbs().maxCoeff());
+      CHECK(min_eigenvalue<D>(h) >= -1e-10 * scale);
+      CHECK((h - h.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      // No stiffness against translation nor against the stencil's rotation in its plane (the
+      // projected exact Hessian resists that rotation of a bent stencil; this one must not).
+      if (!(D == 3 && theta < 1e-6))  // below that the plane is rounding noise
+        for (const Vec<3 * D>& motion : in_plane_rigid_motions<D>(s))
+          CHECK((h * motion).norm() <= 1e-9 * scale * motion.norm());
+      // The in-plane part is Gauss-Newton's K g g^T; in 2D that is all of it.
+      const Vec<3 * D> g = turning_angle_gradient<D>(s);
+      const Mat<3 * D, 3 * D> out_of_plane = h - k * g * g.transpose();
+      if constexpr (D == 2) {
+        CHECK(out_of_plane.cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      } else {
+        // The rest acts only across the bending plane: every node moves along the binormal.
+        const Vec3 b = (s.x1 - s.x0).cross(s.x2 - s.x1).normalized();
+        const Mat3 in_plane = Mat3::Identity() - b * b.transpose();
+        for (int a = 0; a < 3; ++a)
+          for (int c = 0; c < 3; ++c)
+            CHECK((in_plane * out_of_plane.template block<3, 3>(3 * a, 3 * c)).cwiseAbs().maxCoeff() <= 1e-9 * scale);
+      }
+      // The fused kernel's gradient and energy are the plain ones.
+      const BendLocal<D> local = bend_local_bending_modes<D>(s, rest, k);
+      CHECK(std::abs(local.energy - bend_energy<D>(s, rest, k)) <= 1e-14 * std::max(1.0, local.energy));
+      CHECK((local.gradient - bend_gradient<D>(s, rest, k)).norm() <= 1e-12 * std::max(1.0, local.gradient.norm()));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bend bending modes: PSD, no stiffness against in-plane rigid motions, Gauss-Newton in plane, 2D and 3D") {
+  check_bending_modes<2>();
+  check_bending_modes<3>();
+}
+
+TEST_CASE("bend bending modes: at rest and exactly straight it is the exact Hessian") {
+  std::mt19937 rng(23);
+  for (double rest : {0.3, 1.7}) {
+    CAPTURE(rest);
+    const BendStencil<3> s = random_stencil<3>(0.7, 1.3, rest, rng);
+    const auto c = compare_matrices(bend_hessian_bending_modes<3>(s, rest, 2.0), bend_hessian<3>(s, rest, 2.0), 1e-9, 1e-12);
+    INFO(c.message);
+    CHECK(c.ok);
+    const BendStencil<2> s2 = random_stencil<2>(0.7, 1.3, rest, rng);
+    const auto c2 = compare_matrices(bend_hessian_bending_modes<2>(s2, rest, 2.0), bend_hessian<2>(s2, rest, 2.0), 1e-9, 1e-12);
+    INFO(c2.message);
+    CHECK(c2.ok);
+  }
+  const Vec3 t = Vec3(1.0, 2.0, -0.5).normalized();
+  const BendStencil<3> straight{Vec3::Zero(), 0.8 * t, 1.9 * t};
+  const auto c = compare_matrices(bend_hessian_bending_modes<3>(straight, 0.0, 3.0), bend_hessian<3>(straight, 0.0, 3.0), 1e-12);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+TEST_CASE("bend bending modes 3D: bending across the plane is as stiff as in the exact Hessian; Gauss-Newton has none") {
+  // Equal edges, so moving the end nodes along the binormal and the middle one back is the
+  // pure antisymmetric out-of-plane rotation: an eigenvector of the exact Hessian, with
+  // eigenvalue K d cot(theta/2) in edge rotations. The kept term must reproduce it.
+  std::mt19937 rng(29);
+  for (double theta : {1e-3, 0.3, 1.0, 2.5}) {
+    CAPTURE(theta);
+    const BendStencil<3> s = random_stencil<3>(1.0, 1.0, theta, rng);
+    const Vec3 b = (s.x1 - s.x0).cross(s.x2 - s.x1).normalized();
+    Vec9 across;
+    across << b, -b, b;
+    const double k = 2.0;
+    const double exact = across.dot(bend_hessian<3>(s, 0.0, k) * across);
+    const double kept = across.dot(bend_hessian_bending_modes<3>(s, 0.0, k) * across);
+    CHECK(exact > 0.0);
+    CHECK(kept == doctest::Approx(exact).epsilon(1e-9));
+    CHECK(std::abs(across.dot(bend_hessian_gauss_newton<3>(s, 0.0, k) * across)) <= 1e-12 * exact);
+  }
+}

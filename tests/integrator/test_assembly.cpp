@@ -203,7 +203,8 @@ TEST_CASE("integrator assembly: the system matrix M + h^2 K is SPD on stressed r
     cases.emplace_back("curved rest, strongly deformed", curved_rest_bent_further(dimension, 7));
     for (auto& [name, s] : cases) {
       CAPTURE(name);
-      for (HessianProjection projection : {HessianProjection::Projected, HessianProjection::GaussNewton}) {
+      for (HessianProjection projection :
+           {HessianProjection::Projected, HessianProjection::GaussNewton, HessianProjection::BendingModes}) {
         CAPTURE(static_cast<int>(projection));
         SystemAssembler assembler(s.model);
         VecX g;

@@ -122,6 +122,24 @@ struct BendLocal {
 template <int D>
 BendLocal<D> bend_local(const BendStencil<D>& s, double rest_angle, double stiffness, bool positive_only = false);
 
+/// The Hessian reduced to its two bending terms: in the bending plane the Gauss-Newton part
+/// K g g^T (2K on the relative rotation (beta1 - beta2)/sqrt2 of the edges), and across it the
+/// antisymmetric out-of-plane eigenpair of O, K d cot(theta/2) on (gamma1 - gamma2)/sqrt2,
+/// kept when positive (near straight it is the stiffness against bending in the second
+/// direction, 2K at theta -> 0). Every other term of the spectrum is dropped: the +-d pair and
+/// 1 - r, which rotate the stencil rigidly in its plane (beta1 = beta2) or stretch its edges
+/// (alpha), and -d tan(theta/2). Those are the geometric stiffness of a stressed stencil:
+/// projected to their positive part they resist the in-plane swing of every bent stencil,
+/// which makes one linear solve per step drag a swinging strand (docs/physics.md, "One solve
+/// per step"). PSD; zero on translations and on the rotation about the binormal; equal to the
+/// exact Hessian at the rest angle (d = 0, theta > 0) and at exactly straight in 3D (the
+/// straight limit, as bend_hessian). In 2D it is Gauss-Newton. `spectrum` holds the kept terms
+/// (value > 0); the others have value 0 and a zero vector.
+template <int D>
+BendLocal<D> bend_local_bending_modes(const BendStencil<D>& s, double rest_angle, double stiffness);
+template <int D>
+Mat<3 * D, 3 * D> bend_hessian_bending_modes(const BendStencil<D>& s, double rest_angle, double stiffness);
+
 /// Gradient of theta with respect to the stencil (exposed for tests and constraints).
 template <int D>
 Vec<3 * D> turning_angle_gradient(const BendStencil<D>& s);

@@ -26,6 +26,7 @@ enum class HessianProjection {
   Exact,        ///< none: the true Hessian (modal analysis, tests)
   Projected,    ///< springs clamped, bending eigen-clamped, both in closed form (energy/bend.hpp)
   GaussNewton,  ///< springs clamped, bending K g g^T
+  BendingModes, ///< springs clamped, bending: the stiffness of its two bending modes only (energy/bend.hpp)
 };
 
 struct EnergyBreakdown {
