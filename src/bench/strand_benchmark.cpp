@@ -83,6 +83,16 @@ RunOutcome simulate(const Model& model, const StrandBenchmarkSettings& settings,
 
 }  // namespace
 
+SolverSettings strand_benchmark_solver() {
+  SolverSettings solver;
+  solver.newton_iterations = 1;
+  solver.linearization = Linearization::Start;
+  solver.projection = HessianProjection::BendingModes;
+  solver.length_correction = true;
+  solver.line_search = false;
+  return solver;
+}
+
 nlohmann::json StrandBenchmarkResult::to_json() const {
   nlohmann::json j;
   j["vertices"] = vertices;

@@ -18,8 +18,9 @@ namespace {
 
 const char* const kUsage =
     "usage: bristle bench [--strands N] [--vertices V] [--dt S] [--duration S] [--threads T]\n"
-    "                     [--newton K] [--linearization predicted|start] [--projection projected|gauss_newton]\n"
-    "                     [--repeat R] [--no-accuracy] [--json]\n"
+    "                     [--newton K] [--newton-tolerance T] [--linearization start|predicted]\n"
+    "                     [--projection bending_modes|projected|gauss_newton] [--no-length-correction]\n"
+    "                     [--line-search] [--repeat R] [--no-accuracy] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
@@ -30,17 +31,24 @@ const char* const kUsage =
     "tip error after the run against a reference run of the same strands (cg_tolerance 1e-12,\n"
     "10 Newton iterations per step), relative to the strand length.\n"
     "\n"
+    "The solver by default: one Baraff-Witkin solve per step, the bending Hessian reduced to\n"
+    "its bending modes, the length correction after the solve, no line search (the scene keys\n"
+    "\"newton_iterations\": 1, \"projection\": \"bending_modes\", \"length_correction\": true,\n"
+    "\"line_search\": false; docs/scene-format.md).\n"
+    "\n"
     "options:\n"
     "  --strands N        number of strands (default 1000)\n"
     "  --vertices V       vertices per strand (default 50)\n"
     "  --dt S             time step [s] (default 1/240)\n"
     "  --duration S       simulated time [s] (default 0.25)\n"
     "  --threads T        threads (default 1); results are identical for every T\n"
-    "  --newton K         Newton iterations per step (default 2; at most K with --newton-tolerance)\n"
+    "  --newton K         Newton iterations per step (default 1; at most K with --newton-tolerance)\n"
     "  --newton-tolerance T  stop a step's iterations once the correction is below T (default 0)\n"
-    "  --linearization L  predicted (default): Newton from the velocity extrapolated from the\n"
-    "                     last two steps; start: Baraff-Witkin's first solve at the step's start\n"
-    "  --projection P     bending Hessian: projected (default) or gauss_newton\n"
+    "  --linearization L  start (default): Baraff-Witkin's first solve at the step's start;\n"
+    "                     predicted: Newton from the velocity extrapolated from the last two steps\n"
+    "  --projection P     bending Hessian: bending_modes (default), projected or gauss_newton\n"
+    "  --no-length-correction  no length correction after the solve\n"
+    "  --line-search      line search on every solve\n"
     "  --repeat R         time R runs and report the fastest (default 1; the sweep uses 3)\n"
     "  --no-accuracy      skip the reference run\n"
     "  --json             print one JSON object\n"
@@ -75,7 +83,8 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
       << r.vertices << " vertices\n"
       << "steps              " << r.steps << " of dt = " << settings.dt << " s, " << settings.solver.newton_iterations
       << " Newton iteration(s) per step ("
-      << (settings.solver.linearization == Linearization::Predicted ? "predicted" : "start") << "), " << r.threads
+      << (settings.solver.linearization == Linearization::Predicted ? "predicted" : "start")
+      << (settings.solver.length_correction ? ", length correction" : "") << "), " << r.threads
       << " thread(s)\n"
       << "us per vertex-step " << fixed(r.us_per_vertex_step, 3) << "  (assembly "
       << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ", other "
@@ -96,8 +105,6 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
 
 int sweep(const ParsedArgs& parsed, CommandContext& context) {
   PerformanceSweepSettings settings;
-  settings.base.solver.newton_iterations = 2;
-  settings.base.solver.linearization = Linearization::Predicted;
   settings.base.repeats = 3;
   const PerformanceReport report =
       run_performance_sweep(settings, [&](const std::string& what) { context.err << "bench: " << what << "...\n"; });
@@ -130,6 +137,8 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--projection", "", true},
                                               {"--repeat", "", true},
                                               {"--no-accuracy", "", false},
+                                              {"--no-length-correction", "", false},
+                                              {"--line-search", "", false},
                                               {"--json", "", false},
                                               {"--sweep", "", false},
                                               {"--docs", "", true}});
@@ -142,8 +151,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   settings.dt = parse_time(parsed, "--dt", 1.0 / 240.0);
   settings.duration = parse_time(parsed, "--duration", 0.25);
   settings.threads = positive(parsed, "--threads", 1, 1);
-  settings.solver.newton_iterations = positive(parsed, "--newton", 2, 1);
-  settings.solver.linearization = Linearization::Predicted;
+  settings.solver.newton_iterations = positive(parsed, "--newton", settings.solver.newton_iterations, 1);
   if (const auto linearization = parsed.value("--linearization")) {
     if (*linearization == "predicted")
       settings.solver.linearization = Linearization::Predicted;
@@ -156,13 +164,17 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   if (const auto projection = parsed.value("--projection")) {
     if (*projection == "projected")
       settings.solver.projection = HessianProjection::Projected;
+    else if (*projection == "bending_modes")
+      settings.solver.projection = HessianProjection::BendingModes;
     else if (*projection == "gauss_newton")
       settings.solver.projection = HessianProjection::GaussNewton;
     else
-      throw UsageError("--projection expects projected or gauss_newton, found '" + *projection + "'");
+      throw UsageError("--projection expects bending_modes, projected or gauss_newton, found '" + *projection + "'");
   }
   settings.solver.newton_tolerance = parsed.number("--newton-tolerance", 0.0);
   if (settings.solver.newton_tolerance < 0.0) throw UsageError("--newton-tolerance expects a number >= 0");
+  if (parsed.has("--no-length-correction")) settings.solver.length_correction = false;
+  if (parsed.has("--line-search")) settings.solver.line_search = true;
   settings.measure_accuracy = !parsed.has("--no-accuracy");
   settings.repeats = positive(parsed, "--repeat", 1, 1);
   if (!parsed.has("--json"))

@@ -17,7 +17,8 @@ double seconds_since(Clock::time_point start) {
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
     : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()),
-      contact_(model, settings.contact) {
+      contact_(model, settings.contact), length_correction_(model) {
+  length_correction_.set_threads(settings_.threads);
   const int n = model.layout.free_dof_count();
   warm_start_ = VecX::Zero(n);
   solver_.preconditioner().set_blocks(model.layout.rod_free_ranges());
@@ -174,7 +175,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     }
     report.assembly_seconds += seconds_since(guess_start);
   }
-  previous_v0_ = v0;
+  if (settings_.linearization == Linearization::Predicted) previous_v0_ = v0;
   previous_h_ = h;
   VecX x_lin = x0;
   auto& preconditioner = solver_.preconditioner();
@@ -318,13 +319,23 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
   if (report.ok) {
     VecX x1 = x0 + h * v;
+    // The edges back to the lengths the last linear solve saw (see SolverSettings), and the
+    // velocity that moves the rod there. Not with colliders: it could move a vertex into one.
+    if (settings_.length_correction && !contact) {
+      length_correction_.apply(x_lin, x1);
+      for (int dof = 0; dof < layout.dof_count(); ++dof)
+        if (layout.free_index(dof) >= 0) v[dof] = (x1[dof] - x0[dof]) / h;
+      end_energies_known = false;
+    }
     if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {
       if (contact) contact_.report(x1, h, report.contact);
       state.positions = std::move(x1);
       state.velocities = std::move(v);
-      last_end_v_ = state.velocities;
-      last_end_x_ = state.positions;
-      last_end_time_ = t1;
+      if (settings_.linearization == Linearization::Predicted) {  // only the guess needs them
+        last_end_v_ = state.velocities;
+        last_end_x_ = state.positions;
+        last_end_time_ = t1;
+      }
       state.time = t1;
     } else {
       end_energies_known = false;

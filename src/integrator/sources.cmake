@@ -1,4 +1,5 @@
 list(APPEND BRISTLE_SOURCES
   src/integrator/assembly.cpp
   src/integrator/rod_preconditioner.cpp
+  src/integrator/length_correction.cpp
   src/integrator/implicit_euler.cpp)

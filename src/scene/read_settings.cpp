@@ -56,7 +56,7 @@ ReadResult<TimeSettings> read_time(const JsonValue& value) {
 ReadResult<SolverBlock> read_solver(const JsonValue& value) {
   const ObjectReader reader = value.object({"cg_tolerance", "cg_max_iterations", "newton_iterations", "mode",
                                             "linearization", "newton_tolerance", "line_search", "projection",
-                                            "threads"});
+                                            "length_correction", "threads"});
   SolverBlock solver;
   SolverSettings& s = solver.settings;
   if (const auto tolerance = reader.find("cg_tolerance")) {
@@ -78,8 +78,11 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
   if (const auto tolerance = reader.find("newton_tolerance")) s.newton_tolerance = tolerance->non_negative_number();
   if (const auto search = reader.find("line_search")) s.line_search = search->boolean();
   std::string projection = "projected";
-  if (const auto p = reader.find("projection")) projection = p->choice({"projected", "gauss_newton"});
-  s.projection = projection == "gauss_newton" ? HessianProjection::GaussNewton : HessianProjection::Projected;
+  if (const auto p = reader.find("projection")) projection = p->choice({"projected", "gauss_newton", "bending_modes"});
+  s.projection = projection == "gauss_newton"    ? HessianProjection::GaussNewton
+                 : projection == "bending_modes" ? HessianProjection::BendingModes
+                                                 : HessianProjection::Projected;
+  if (const auto correction = reader.find("length_correction")) s.length_correction = correction->boolean();
   if (const auto threads = reader.find("threads")) s.threads = threads->int_in(1, 1024);
 
   const nlohmann::json expanded = {{"cg_tolerance", s.cg_tolerance},
@@ -90,6 +93,7 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
                                    {"newton_tolerance", s.newton_tolerance},
                                    {"line_search", s.line_search},
                                    {"projection", projection},
+                                   {"length_correction", s.length_correction},
                                    {"threads", s.threads}};
   return {solver, expanded};
 }

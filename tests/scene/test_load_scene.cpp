@@ -66,6 +66,21 @@ const char* const kBrushScene = R"({
 
 }  // namespace
 
+TEST_CASE("scene: the solver keys for one solve per step: bending modes and the length correction") {
+  const Scene scene = load_scene_from_string(R"({
+    "format": "bristle-scene/1",
+    "time": { "dt": 0.01, "duration": 1 },
+    "solver": { "projection": "bending_modes", "length_correction": true, "line_search": false },
+    "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 },
+                "vertices": [[0, 0, 0], [1, 0, 0], [1, 1, 0]] } ]
+  })", "scenes/one_solve.json");
+  CHECK(scene.solver.projection == HessianProjection::BendingModes);
+  CHECK(scene.solver.length_correction);
+  CHECK(!scene.solver.line_search);
+  CHECK(scene.expanded["solver"]["projection"] == "bending_modes");
+  CHECK(scene.expanded["solver"]["length_correction"] == true);
+}
+
 TEST_CASE("scene: a valid 3D scene loads with every key honoured") {
   const Scene scene = load_scene(data_path("valid_3d.json"));
   CHECK(scene.name == "scene-test");
@@ -168,6 +183,9 @@ TEST_CASE("scene: defaults fill in what a minimal scene leaves out") {
   CHECK(scene.model.loads.empty());
   CHECK(scene.model.colliders.empty());
   CHECK(scene.expanded["solver"]["mode"] == "dynamic");
+  CHECK(!scene.solver.length_correction);
+  CHECK(scene.solver.projection == HessianProjection::Projected);
+  CHECK(scene.expanded["solver"]["length_correction"] == false);
   CHECK(scene.expanded["damping"]["mass"] == 0.0);
   CHECK(scene.expanded["rods"][0]["rest"] == "initial");
   CHECK(scene.expanded["rods"][0]["fixed"] == nlohmann::json::array());

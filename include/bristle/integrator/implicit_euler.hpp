@@ -57,6 +57,7 @@
 #include "bristle/contact/contact_report.hpp"
 #include "bristle/contact/contact_solver.hpp"
 #include "bristle/integrator/assembly.hpp"
+#include "bristle/integrator/length_correction.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
 #include "bristle/model/model.hpp"
 
@@ -78,6 +79,11 @@ struct SolverSettings {
   /// Backtracking line search on the incremental potential, for every iteration not
   /// linearised at the start of the step.
   bool line_search = true;
+  /// After the last Newton iteration, give every edge back the length the linearised solve
+  /// saw (integrator/length_correction.hpp): removes the stretch a linear solve adds to
+  /// turning edges, so one iteration per step keeps up with converged backward Euler on
+  /// nearly inextensible rods. Not with colliders.
+  bool length_correction = false;
   Linearization linearization = Linearization::Start;
   HessianProjection projection = HessianProjection::Projected;
   /// Threads for assembly, the preconditioner and CG's matrix-vector products. Frames are
@@ -135,6 +141,7 @@ class ImplicitEuler {
   VecX mass_;          // per DOF
   Solver solver_;
   ContactSolver contact_;  // contact/: active only when the model has colliders
+  LengthCorrection length_correction_;
   // Scratch, sized once.
   VecX gradient_, product_, w_, residual_, rhs_free_, dv_free_, warm_start_;
   VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_;

@@ -1,0 +1,116 @@
+#include "bristle/integrator/length_correction.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace bristle {
+namespace {
+constexpr int kMaxIterations = 4;
+// Relative violation | |e|^2 - L^2 | / L^2 at which an edge counts as corrected: a length
+// error of 5e-11 of the edge, far below the stretch of any tension a rod bears (hair at
+// its own weight: about 1e-6). Each iteration squares the violation (Newton on C), so the
+// (h omega)^2 ~ 1e-3 a linear solve leaves takes two.
+constexpr double kTolerance = 1e-10;
+}  // namespace
+
+LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
+  const DofLayout& layout = model.layout;
+  const int rods = static_cast<int>(model.rods.size());
+  rod_first_vertex_.assign(rods + 1, 0);
+  for (int r = 0; r < rods; ++r) rod_first_vertex_[r + 1] = rod_first_vertex_[r] + model.rods[r].vertex_count();
+  vertex_dof_.resize(layout.vertex_count());
+  inverse_mass_.resize(layout.vertex_count());
+  for (int r = 0; r < rods; ++r) {
+    const Rod& rod = model.rods[r];
+    for (int i = 0; i < rod.vertex_count(); ++i) {
+      const int g = rod_first_vertex_[r] + i;
+      vertex_dof_[g] = layout.vertex_dof(g);
+      inverse_mass_[g] = layout.free_index(vertex_dof_[g]) < 0 ? 0.0 : 1.0 / rod.vertex_mass(i);
+    }
+  }
+}
+
+template <int D>
+int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
+  const int first = rod_first_vertex_[rod];
+  const int edges = rod_first_vertex_[rod + 1] - first - 1;
+  const double* inverse_mass = inverse_mass_.data() + first;
+  std::vector<double>& s = scratch_[omp_get_thread_num()];
+  s.resize((5 + D) * static_cast<std::size_t>(edges));
+  double* target2 = s.data();               // L_j^2
+  double* inverse_pivot = target2 + edges;  // Thomas: 1 / modified diagonal
+  double* upper = inverse_pivot + edges;    // A_{j, j+1}
+  double* lambda = upper + edges;           // right-hand side, then solution
+  double* edge_weight = lambda + edges;     // w_j + w_{j+1}; 0 for an edge that cannot move
+  double* edge = edge_weight + edges;       // e_j, D values each
+  auto vertex = [&](int i) { return x.template segment<D>(vertex_dof_[first + i]); };
+  auto edge_at = [&](int j) { return Eigen::Map<Vec<D>>(edge + D * j); };
+  for (int j = 0; j < edges; ++j) {
+    const Vec<D> e_lin = x_lin.template segment<D>(vertex_dof_[first + j + 1]) -
+                         x_lin.template segment<D>(vertex_dof_[first + j]);
+    const Vec<D> e = vertex(j + 1) - vertex(j);
+    const double target = e_lin.dot(e) / e_lin.norm();
+    // An edge the solve turned by more than a right angle has no sensible linearised length.
+    target2[j] = target > 0.0 ? target * target : e.squaredNorm();
+    edge_weight[j] = inverse_mass[j] + inverse_mass[j + 1];
+  }
+  int iteration = 0;
+  for (; iteration < kMaxIterations; ++iteration) {
+    // C_j = |e_j|^2 - L_j^2; grad C_j = 2 e_j at vertex j + 1, -2 e_j at vertex j.
+    double worst = 0.0;
+    for (int j = 0; j < edges; ++j) {
+      const Vec<D> e = vertex(j + 1) - vertex(j);
+      edge_at(j) = e;
+      const double violation = edge_weight[j] > 0.0 ? e.squaredNorm() - target2[j] : 0.0;
+      worst = std::max(worst, std::abs(violation) / target2[j]);
+      lambda[j] = violation;
+    }
+    if (worst <= kTolerance) break;
+    // (grad C M^-1 grad C^T) lambda = C: symmetric tridiagonal, SPD on the movable edges,
+    // solved by the Thomas algorithm. A_jj = 4 |e_j|^2 (w_j + w_{j+1}),
+    // A_{j,j+1} = -4 (e_j . e_{j+1}) w_{j+1}; an edge that cannot move gets the row of 1.
+    for (int j = 0; j < edges; ++j) {
+      double diagonal = edge_weight[j] > 0.0 ? 4.0 * edge_at(j).squaredNorm() * edge_weight[j] : 1.0;
+      if (j > 0) {
+        diagonal -= upper[j - 1] * upper[j - 1] * inverse_pivot[j - 1];
+        lambda[j] -= upper[j - 1] * inverse_pivot[j - 1] * lambda[j - 1];
+      }
+      inverse_pivot[j] = 1.0 / diagonal;
+      if (j + 1 < edges)
+        upper[j] = edge_weight[j] > 0.0 && edge_weight[j + 1] > 0.0
+                       ? -4.0 * edge_at(j).dot(edge_at(j + 1)) * inverse_mass[j + 1]
+                       : 0.0;
+    }
+    lambda[edges - 1] *= inverse_pivot[edges - 1];
+    for (int j = edges - 2; j >= 0; --j) lambda[j] = (lambda[j] - upper[j] * lambda[j + 1]) * inverse_pivot[j];
+    // x_i -= w_i sum_j lambda_j grad_i C_j = 2 w_i (lambda_i e_i - lambda_{i-1} e_{i-1}),
+    // with this iteration's edges.
+    for (int i = 0; i <= edges; ++i) {
+      if (inverse_mass[i] == 0.0) continue;
+      Vec<D> move = Vec<D>::Zero();
+      if (i < edges) move += lambda[i] * edge_at(i);
+      if (i > 0) move -= lambda[i - 1] * edge_at(i - 1);
+      x.template segment<D>(vertex_dof_[first + i]) += (2.0 * inverse_mass[i]) * move;
+    }
+  }
+  return iteration;
+}
+
+int LengthCorrection::apply(const VecX& x_lin, VecX& x) const {
+  const int rods = static_cast<int>(model_.rods.size());
+  if (static_cast<int>(scratch_.size()) < threads_) scratch_.resize(threads_);
+  int slowest = 0;
+  const int threads = threads_;
+  if (model_.dimension == 2) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : slowest)
+    for (int r = 0; r < rods; ++r) slowest = std::max(slowest, correct_rod<2>(r, x_lin, x));
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : slowest)
+    for (int r = 0; r < rods; ++r) slowest = std::max(slowest, correct_rod<3>(r, x_lin, x));
+  }
+  return slowest;
+}
+
+}  // namespace bristle
