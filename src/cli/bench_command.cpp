@@ -98,8 +98,11 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
       << " bytes per vertex, whole process)\n";
   if (r.tip_error_relative >= 0.0)
     out << "tip error          " << fixed(100.0 * r.tip_error_relative, 4) << " % of the strand length\n";
-  out << "energy             " << r.energy_start << " J -> " << r.energy_end << " J, largest gain in one step "
-      << r.max_energy_rise << " J (m g L of a strand: " << r.energy_scale << " J)\n";
+  out << "energy             " << r.energy_start << " J -> " << r.energy_end << " J";
+  if (r.energy_rise_strands > 0)
+    out << ", largest gain in one step " << r.max_energy_rise << " J on " << r.energy_rise_strands
+        << " strand(s) (m g L of a strand: " << r.energy_scale << " J)";
+  out << "\n";
   if (!r.ok) out << "FAILED: " << r.failure << "\n";
 }
 

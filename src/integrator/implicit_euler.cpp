@@ -341,6 +341,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       end_energies_known = false;
     }
   }
+  if (report.ok && !settings_.step_energies) return report;
   if (report.ok && end_energies_known) {
     report.energies = end_energies;
     report.energies.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));

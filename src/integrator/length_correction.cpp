@@ -47,6 +47,15 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
   double* edge = edge_weight + edges;       // e_j, D values each
   auto vertex = [&](int i) { return x.template segment<D>(vertex_dof_[first + i]); };
   auto edge_at = [&](int j) { return Eigen::Map<Vec<D>>(edge + D * j); };
+  // C_j = |e_j|^2 - L_j^2 (in lambda until the solve), e_j in `edge`; the largest relative
+  // violation over the movable edges.
+  double worst = 0.0;
+  auto set_violation = [&](int j, const Vec<D>& e) {
+    edge_at(j) = e;
+    const double violation = edge_weight[j] > 0.0 ? e.squaredNorm() - target2[j] : 0.0;
+    worst = std::max(worst, std::abs(violation) / target2[j]);
+    lambda[j] = violation;
+  };
   for (int j = 0; j < edges; ++j) {
     const Vec<D> e_lin = x_lin.template segment<D>(vertex_dof_[first + j + 1]) -
                          x_lin.template segment<D>(vertex_dof_[first + j]);
@@ -55,22 +64,14 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
     // An edge the solve turned by more than a right angle has no sensible linearised length.
     target2[j] = target > 0.0 ? target * target : e.squaredNorm();
     edge_weight[j] = inverse_mass[j] + inverse_mass[j + 1];
+    set_violation(j, e);
   }
   int iteration = 0;
-  for (; iteration < kMaxIterations; ++iteration) {
-    // C_j = |e_j|^2 - L_j^2; grad C_j = 2 e_j at vertex j + 1, -2 e_j at vertex j.
-    double worst = 0.0;
-    for (int j = 0; j < edges; ++j) {
-      const Vec<D> e = vertex(j + 1) - vertex(j);
-      edge_at(j) = e;
-      const double violation = edge_weight[j] > 0.0 ? e.squaredNorm() - target2[j] : 0.0;
-      worst = std::max(worst, std::abs(violation) / target2[j]);
-      lambda[j] = violation;
-    }
-    if (worst <= kTolerance) break;
-    // (grad C M^-1 grad C^T) lambda = C: symmetric tridiagonal, SPD on the movable edges,
-    // solved by the Thomas algorithm. A_jj = 4 |e_j|^2 (w_j + w_{j+1}),
-    // A_{j,j+1} = -4 (e_j . e_{j+1}) w_{j+1}; an edge that cannot move gets the row of 1.
+  for (; iteration < kMaxIterations && worst > kTolerance; ++iteration) {
+    // (grad C M^-1 grad C^T) lambda = C, grad C_j = 2 e_j at vertex j + 1 and -2 e_j at vertex
+    // j: symmetric tridiagonal, SPD on the movable edges, solved by the Thomas algorithm.
+    // A_jj = 4 |e_j|^2 (w_j + w_{j+1}), A_{j,j+1} = -4 (e_j . e_{j+1}) w_{j+1}; an edge that
+    // cannot move gets the row of 1 (and C_j = 0).
     for (int j = 0; j < edges; ++j) {
       double diagonal = edge_weight[j] > 0.0 ? 4.0 * edge_at(j).squaredNorm() * edge_weight[j] : 1.0;
       if (j > 0) {
@@ -85,14 +86,21 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
     }
     lambda[edges - 1] *= inverse_pivot[edges - 1];
     for (int j = edges - 2; j >= 0; --j) lambda[j] = (lambda[j] - upper[j] * lambda[j + 1]) * inverse_pivot[j];
-    // x_i -= w_i sum_j lambda_j grad_i C_j = 2 w_i (lambda_i e_i - lambda_{i-1} e_{i-1}),
-    // with this iteration's edges.
+    // x_i -= w_i sum_j lambda_j grad_i C_j = 2 w_i (lambda_i e_i - lambda_{i-1} e_{i-1}), with
+    // this iteration's edges. Edge i - 1 is final once vertex i has moved, and its new
+    // violation is taken in the same pass (vertex i + 1 needs only the old e_i).
+    double lambda_previous = 0.0;  // lambda_{i-1} of this solve (lambda[i - 1] is overwritten)
+    worst = 0.0;
     for (int i = 0; i <= edges; ++i) {
-      if (inverse_mass[i] == 0.0) continue;
-      Vec<D> move = Vec<D>::Zero();
-      if (i < edges) move += lambda[i] * edge_at(i);
-      if (i > 0) move -= lambda[i - 1] * edge_at(i - 1);
-      x.template segment<D>(vertex_dof_[first + i]) += (2.0 * inverse_mass[i]) * move;
+      const double lambda_i = i < edges ? lambda[i] : 0.0;
+      if (inverse_mass[i] != 0.0) {
+        Vec<D> move = Vec<D>::Zero();
+        if (i < edges) move += lambda_i * edge_at(i);
+        if (i > 0) move -= lambda_previous * edge_at(i - 1);
+        x.template segment<D>(vertex_dof_[first + i]) += (2.0 * inverse_mass[i]) * move;
+      }
+      if (i > 0) set_violation(i - 1, vertex(i) - vertex(i - 1));
+      lambda_previous = lambda_i;
     }
   }
   return iteration;

@@ -62,7 +62,10 @@ struct StrandBenchmarkResult {
   bool ok = true;
   std::string failure;
   double energy_start = 0.0, energy_end = 0.0;  ///< total energy before and after [J]
-  double max_energy_rise = 0.0;  ///< largest increase of the total energy over one step [J]
+  double max_energy_rise = 0.0;  ///< largest increase of the total energy over one step [J]; -1: not measured
+  /// The strands max_energy_rise was measured on: all of them when the timed run evaluated
+  /// energies per step, else the accuracy run's few (untimed); 0 when not measured.
+  int energy_rise_strands = 0;
   double energy_scale = 0.0;     ///< m g L of one strand, the scale of its sag energy [J]
 
   nlohmann::json to_json() const;

@@ -86,6 +86,11 @@ struct SolverSettings {
   bool length_correction = false;
   Linearization linearization = Linearization::Start;
   HessianProjection projection = HessianProjection::Projected;
+  /// Each step's report carries the energies at the step's end (StepReport::energies): one
+  /// potential-energy pass, about 5% of a one-solve step, unless the step's line search already
+  /// evaluated them. false leaves them zero after a completed step, for callers that read
+  /// energies only now and then (ImplicitEuler::energies), such as the runner at frames.
+  bool step_energies = true;
   /// Threads for assembly, the preconditioner and CG's matrix-vector products. Frames are
   /// bitwise identical for every value (each parallel loop is over independent rods or rows).
   int threads = 1;
@@ -102,7 +107,7 @@ struct StepReport {
   int newton_iterations = 0;
   int line_search_halvings = 0;  ///< step halvings in the line search, all Newton iterations
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
-  EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed)
+  EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed); zero without step_energies
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
   ContactReport contact;          ///< per-collider contact stats (empty without colliders)
