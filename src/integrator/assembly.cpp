@@ -143,6 +143,12 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
     const int next = r + 1 < rods ? layout.vertex_dof(r + 1, 0) : layout.dof_count();
     rod_dofs_.push_back(next);
   }
+  rod_loads_.assign(rods + 1, 0);
+  for (const PointLoad& load : model.loads) ++rod_loads_[load.rod + 1];
+  for (int r = 0; r < rods; ++r) rod_loads_[r + 1] += rod_loads_[r];
+  loads_by_rod_.assign(model.loads.size(), 0);
+  std::vector<int> next_load(rod_loads_.begin(), rod_loads_.end() - 1);
+  for (std::size_t k = 0; k < model.loads.size(); ++k) loads_by_rod_[next_load[model.loads[k].rod]++] = static_cast<int>(k);
   rod_stretch_energy_.assign(rods, 0.0);
   rod_bend_energy_.assign(rods, 0.0);
   build_pattern();
@@ -273,8 +279,8 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
 }
 
 template <int D>
-void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection projection, double matrix_scale,
-                                   VecX& gradient, const VecX* w, VecX* kw, bool want_energy) {
+void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianProjection projection,
+                                   double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, bool want_energy) {
   const bool want_matrix = matrix_scale != 0.0;
   const bool want_product = w != nullptr && kw != nullptr;
   const bool want_hessian = want_matrix || want_product;
@@ -335,27 +341,33 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, HessianProjection pro
   }
   rod_stretch_energy_[rod] = stretch_energy_sum;
   rod_bend_energy_[rod] = bend_energy_sum;
+  // Point loads on this rod, in the order the scene lists them.
+  for (int k = rod_loads_[rod]; k < rod_loads_[rod + 1]; ++k) {
+    const PointLoad& load = model_.loads[loads_by_rod_[k]];
+    const int dof = model_.layout.vertex_dof(load.rod, load.vertex);
+    gradient.segment<D>(dof) -= load.force_at(time).template head<D>();
+  }
 }
 
 void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
-                               VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential) {
+                               VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential,
+                               const RodCallback& after_rod) {
   const int rods = static_cast<int>(model_.rods.size());
   gradient.resize(x.size());
   if (w != nullptr && stiffness_times_w != nullptr) stiffness_times_w->resize(x.size());
   const bool want_energy = potential != nullptr;
   if (model_.dimension == 2) {
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r)
-      assemble_rod<2>(r, x, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
+    for (int r = 0; r < rods; ++r) {
+      assemble_rod<2>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
+      if (after_rod) after_rod(r);
+    }
   } else {
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r)
-      assemble_rod<3>(r, x, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
-  }
-  const int D = model_.dimension;
-  for (const PointLoad& load : model_.loads) {
-    const int dof = model_.layout.vertex_dof(load.rod, load.vertex);
-    gradient.segment(dof, D) -= load.force_at(time).head(D);
+    for (int r = 0; r < rods; ++r) {
+      assemble_rod<3>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
+      if (after_rod) after_rod(r);
+    }
   }
   if (want_energy) *potential = sum_rod_energies(x, time);
 }

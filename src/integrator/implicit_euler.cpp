@@ -13,6 +13,13 @@ constexpr int kParallelDofs = 20000;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+/// Calls visit(i) for i in [0, size), on `threads` threads for long vectors. Each entry is
+/// computed by one thread with the same arithmetic as serially.
+template <typename Visit>
+void for_each_entry(int size, int threads, Visit&& visit) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && size > kParallelDofs)
+  for (int i = 0; i < size; ++i) visit(i);
+}
 }  // namespace
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
@@ -210,22 +217,23 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w. Away from the start
     // x_lin = x0 + h v, so without stiffness damping w is exactly zero and K w is not formed.
     const bool with_product = at_start || beta != 0.0;
-    if (with_product) w_ = h * (x0 + h * v - x_lin) + (h * beta) * v;
-    EnergyBreakdown potential_at_lin;
-    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
-                        with_product ? &product_ : nullptr, &potential_at_lin);
-
-    // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs.
+    if (with_product) {
+      w_.resize(x0.size());
+      for_each_entry(static_cast<int>(x0.size()), settings_.threads,
+                     [&](int i) { w_[i] = h * (x0[i] + h * v[i] - x_lin[i]) + (h * beta) * v[i]; });
+    }
+    // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs, and the
+    // right-hand side -r. Without contact each rod's block is built and factored for the
+    // preconditioner as soon as the rod is assembled, while its values are in cache; contact
+    // may change the system first, so there the preconditioner factors it in the solve.
     SparseMatrix& system = assembler_.matrix();
     double* values = system.valuePtr();
     rhs_free_.resize(n_free);
     residual_.resize(layout.dof_count());
-    {
-      const int* diagonal = assembler_.diagonal_slots().data();
-      const double mass_scale = 1.0 + h * alpha;
-      const int dofs = layout.dof_count(), threads = settings_.threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
-      for (int dof = 0; dof < dofs; ++dof) {
+    const int* diagonal = assembler_.diagonal_slots().data();
+    const double mass_scale = 1.0 + h * alpha;
+    auto build_dofs = [&](int begin, int end) {
+      for (int dof = begin; dof < end; ++dof) {
         residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof];
         if (with_product) residual_[dof] += product_[dof];
         const int f = layout.free_index(dof);
@@ -233,6 +241,24 @@ StepReport ImplicitEuler::step(State& state, double dt) {
         values[diagonal[f]] += mass_scale * mass_[dof];
         rhs_free_[f] = -residual_[dof];
       }
+    };
+    const bool factor_per_rod = !contact;
+    if (factor_per_rod) preconditioner.prepare_blocks(system);
+    const SystemAssembler::RodCallback build_rod = [&](int rod) {
+      const auto [begin, end] = assembler_.rod_dofs(rod);
+      build_dofs(begin, end);
+      preconditioner.factorize_block(rod, values);
+    };
+    EnergyBreakdown potential_at_lin;
+    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
+                        with_product ? &product_ : nullptr, &potential_at_lin,
+                        factor_per_rod ? build_rod : SystemAssembler::RodCallback{});
+    if (factor_per_rod) {
+      preconditioner.declare_blocks_factored();
+    } else {
+      const int dofs = layout.dof_count(), threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
+      for (int dof = 0; dof < dofs; ++dof) build_dofs(dof, dof + 1);
     }
     report.assembly_seconds += seconds_since(assembly_start);
     if (find_non_finite(residual_, report, "force")) break;
@@ -318,13 +344,15 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   report.cg_iterations = static_cast<int>(preconditioner.applications());
 
   if (report.ok) {
-    VecX x1 = x0 + h * v;
+    VecX x1(x0.size());
+    for_each_entry(static_cast<int>(x0.size()), settings_.threads, [&](int i) { x1[i] = x0[i] + h * v[i]; });
     // The edges back to the lengths the last linear solve saw (see SolverSettings), and the
     // velocity that moves the rod there. Not with colliders: it could move a vertex into one.
     if (settings_.length_correction && !contact) {
       length_correction_.apply(x_lin, x1);
-      for (int dof = 0; dof < layout.dof_count(); ++dof)
+      for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
         if (layout.free_index(dof) >= 0) v[dof] = (x1[dof] - x0[dof]) / h;
+      });
       end_energies_known = false;
     }
     if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {

@@ -138,33 +138,37 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   analyzed_nonzeros_ = outer[n];
 }
 
+bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
+  Block& block = factors_[b];
+  block.factored = false;
+  if (block.size <= 0) return true;
+  const int w = block.half_bandwidth;
+  // The block's lower triangle into band storage.
+  double* band = block.band.data();
+  for (int gap : block.band_gaps) band[gap] = 0.0;
+  for (const CopyRun& run : block.runs) {
+    const double* from = values + run.value_source;
+    double* to = band + run.band_target;
+    for (int r = 0; r < run.count; ++r) to[static_cast<std::ptrdiff_t>(r) * w] = from[r];
+  }
+  block.factored = banded_cholesky(band, block.size, w);
+  return block.factored;
+}
+
 void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const int* inner,
                                                   const double* values) {
   if (outer != analyzed_outer_ || inner != analyzed_inner_ || n != analyzed_n_ || outer[n] != analyzed_nonzeros_)
     analyze_compressed(n, outer, inner);
   const int block_count = static_cast<int>(factors_.size());
-  int failed = 0;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1) reduction(+ : failed)
-  for (int b = 0; b < block_count; ++b) {
-    Block& block = factors_[b];
-    block.factored = false;
-    if (block.size <= 0) continue;
-    const int w = block.half_bandwidth;
-    // The block's lower triangle into band storage.
-    double* band = block.band.data();
-    for (int gap : block.band_gaps) band[gap] = 0.0;
-    for (const CopyRun& run : block.runs) {
-      const double* from = values + run.value_source;
-      double* to = band + run.band_target;
-      for (int r = 0; r < run.count; ++r) to[static_cast<std::ptrdiff_t>(r) * w] = from[r];
-    }
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+  for (int b = 0; b < block_count; ++b) factorize_block(b, values);
+  finish_factorization(values);
+}
 
-    const bool ok = banded_cholesky(block.band.data(), block.size, w);
-    block.factored = ok;
-    if (!ok) ++failed;
-  }
-  failed_blocks_ = failed;
-
+void RodBlockPreconditioner::finish_factorization(const double* values) {
+  failed_blocks_ = 0;
+  for (const Block& block : factors_)
+    if (block.size > 0 && !block.factored) ++failed_blocks_;
   // Jacobi for every DOF outside a factored block: those outside every block (known from the
   // analysis) and those of blocks whose factorisation failed (rare). Usually none.
   jacobi_dofs_ = outside_blocks_;

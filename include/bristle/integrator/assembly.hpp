@@ -14,6 +14,7 @@
 /// with no locks, each in the same order as serially. Energies are summed per rod and then
 /// over rods in rod order. The result is bitwise identical for every thread count.
 
+#include <functional>
 #include <vector>
 
 #include "bristle/math/types.hpp"
@@ -69,9 +70,16 @@ class SystemAssembler {
   /// element Hessians after `projection`. With `w` non-null, also writes K w (all DOFs, the
   /// same K, fixed columns included) to `stiffness_times_w`.
   /// With `potential` non-null, also writes the potential energies at x (as potential_energies).
+  /// With `after_rod`, calls it with each rod's index as soon as that rod's gradient, matrix
+  /// values and K w entries are final (on the thread that assembled the rod, while its values
+  /// are in cache): the caller can build and factor the rod's block of the system there.
+  using RodCallback = std::function<void(int rod)>;
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                 VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr,
-                EnergyBreakdown* potential = nullptr);
+                EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {});
+
+  /// [begin, end) of rod r's DOFs (all of them, fixed ones included).
+  std::pair<int, int> rod_dofs(int rod) const { return {rod_dofs_[rod], rod_dofs_[rod + 1]}; }
 
   /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
@@ -93,7 +101,7 @@ class SystemAssembler {
 
  private:
   template <int D>
-  void assemble_rod(int rod, const VecX& x, HessianProjection projection, double matrix_scale,
+  void assemble_rod(int rod, const VecX& x, double time, HessianProjection projection, double matrix_scale,
                     VecX& gradient, const VecX* w, VecX* kw, bool want_energy);
   template <int D>
   void rod_energies(int rod, const VecX& x) const;
@@ -108,6 +116,8 @@ class SystemAssembler {
   // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_, DOFs
   // [rod_dofs_[r], rod_dofs_[r + 1]) and matrix values [rod_values_[r], rod_values_[r + 1]).
   std::vector<int> rod_stretch_, rod_bend_, rod_dofs_, rod_values_;
+  // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
+  std::vector<int> rod_loads_, loads_by_rod_;
   // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).
   mutable std::vector<double> rod_stretch_energy_, rod_bend_energy_;
   SparseMatrix matrix_;

@@ -46,9 +46,33 @@ class RodBlockPreconditioner {
 
   template <typename MatrixType>
   RodBlockPreconditioner& factorize(const MatrixType& m) {
+    if (factored_in_place_) {  // the blocks were factored one by one (factorize_block)
+      factored_in_place_ = false;
+      finish_factorization(m.valuePtr());
+      return *this;
+    }
     factorize_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
     return *this;
   }
+
+  /// Factoring block by block, where each block's values are made: a caller that fills the
+  /// matrix one rod at a time factors each rod's block right after filling it, while its
+  /// values are still in cache, instead of all blocks afterwards. Call prepare_blocks(m) with
+  /// the matrix (pattern) first, then factorize_block(b, values) once for every block (from
+  /// any thread; blocks are independent), then declare_blocks_factored(): the next
+  /// factorize(m) (Eigen's compute) only finishes up (Jacobi for DOFs outside the factored
+  /// blocks) and does not factor again. The factors are the same bits as factorize(m)'s.
+  template <typename MatrixType>
+  void prepare_blocks(const MatrixType& m) {
+    const int n = static_cast<int>(m.cols());
+    if (m.outerIndexPtr() != analyzed_outer_ || m.innerIndexPtr() != analyzed_inner_ || n != analyzed_n_ ||
+        m.outerIndexPtr()[n] != analyzed_nonzeros_)
+      analyze_compressed(n, m.outerIndexPtr(), m.innerIndexPtr());
+  }
+  /// Factors block b (false: not positive definite; it falls back to Jacobi).
+  bool factorize_block(int b, const double* values);
+  void declare_blocks_factored() { factored_in_place_ = true; }
+  int block_count() const { return static_cast<int>(factors_.size()); }
 
   template <typename MatrixType>
   RodBlockPreconditioner& compute(const MatrixType& m) { return factorize(m); }
@@ -91,6 +115,7 @@ class RodBlockPreconditioner {
 
   void analyze_compressed(int n, const int* outer, const int* inner);
   void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
+  void finish_factorization(const double* values);
   void apply_in_place(VecX& x) const;
 
   std::vector<std::pair<int, int>> blocks_;
@@ -107,6 +132,7 @@ class RodBlockPreconditioner {
   int size_ = 0;
   int failed_blocks_ = 0;
   int threads_ = 1;
+  bool factored_in_place_ = false;
   mutable long applications_ = 0;
 };
 
