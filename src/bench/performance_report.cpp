@@ -176,14 +176,20 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << "N clamped hair strands of " << b.vertices_per_strand << " vertices (L = " << b.length << " m, radius "
      << b.radius * 1e6 << " um, E = " << b.youngs_modulus / 1e9 << " GPa, density " << b.density
      << " kg/m^3, gravity 9.81 m/s^2), clamped horizontally at the root, released at rest, stepped for "
-     << b.duration << " s at dt = 1/" << std::lround(1.0 / b.dt) << " s with " << b.solver.newton_iterations
-     << " Newton iterations per step from the predicted velocity (`linearization: predicted`,\n"
-     << "docs/physics.md), CG tolerance " << b.solver.cg_tolerance << ". The tip error is measured against a run of\n"
-     << "the same strands with cg_tolerance 1e-12 and 10 Newton iterations per step, relative to the strand\n"
-     << "length. Peak memory is the whole process's peak resident set (the sizes run in increasing order).\n\n";
+     << b.duration << " s at dt = 1/" << std::lround(1.0 / b.dt) << " s with one Baraff-Witkin solve per step,\n"
+     << "the bending Hessian reduced to its bending modes and the length correction after the solve\n"
+     << "(`projection: bending_modes`, `length_correction: true`, `line_search: false`; docs/physics.md,\n"
+     << "\"One solve per step\"), CG tolerance " << b.solver.cg_tolerance
+     << ". The tip error is measured against a run of the same strands with\n"
+     << "cg_tolerance 1e-12 and 10 Newton iterations per step, relative to the strand length. The timed runs\n"
+     << "evaluate no energies per step; the energy check is an untimed run of the same solver on 4 strands,\n"
+     << "whose largest energy gain in one step is given with each size. \"assembly\" includes building and\n"
+     << "factoring each rod's block of the system (done per rod, while its values are in cache); \"solve\"\n"
+     << "is CG; \"other\" holds the length correction and the step's checks and vector updates. Peak memory\n"
+     << "is the whole process's peak resident set (the sizes run in increasing order).\n\n";
   md << "| strands | vertices | threads | us / vertex-step | assembly | solve | other | CG iterations / step (median, max) "
-        "| SpMV-equivalents / step | peak memory / vertex | tip error |\n"
-     << "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+        "| SpMV-equivalents / step | peak memory / vertex | tip error | largest energy gain in a step / (m g L) |\n"
+     << "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const PerformanceRow& row : report.sizes) {
     const StrandBenchmarkResult& r = row.result;
     md << "| " << row.strands << " | " << r.vertices << " | " << r.threads << " | "
@@ -192,7 +198,10 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
        << format("%.3f", r.us_per_vertex_step_other) << " | " << format("%g", r.cg_iterations_median) << ", "
        << r.cg_iterations_max << " | " << format("%.1f", r.spmv_equivalents_per_step) << " | "
        << format("%.0f B", r.vertices > 0 ? double(r.peak_rss_bytes) / r.vertices : 0.0) << " | "
-       << (r.tip_error_relative >= 0.0 ? format("%.4f %%", 100.0 * r.tip_error_relative) : std::string("-")) << " |\n";
+       << (r.tip_error_relative >= 0.0 ? format("%.4f %%", 100.0 * r.tip_error_relative) : std::string("-")) << " | "
+       << (r.energy_rise_strands > 0 && r.energy_scale > 0.0 ? format("%.2g", r.max_energy_rise / r.energy_scale)
+                                                             : std::string("-"))
+       << " |\n";
   }
   md << "\n![Time per step against vertex count](" << plot_file << ")\n\n";
 
@@ -228,8 +237,9 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
   md << "## Large steps\n\n"
      << "The same strands at large steps, " << report.large_steps.size() << " runs of "
      << (report.large_steps.empty() ? 0.0 : report.large_steps.front().result.steps * report.large_steps.front().result.dt)
-     << " s, solved to convergence from the step's start (`linearization: start`, `newton_iterations: 20`,\n"
-     << "`newton_tolerance: 1e-4`): a single solve or two or three iterations can gain energy at such steps in 3D.\n"
+     << " s, solved to convergence from the step's start with the scene defaults otherwise (`linearization: start`,\n"
+     << "`newton_iterations: 20`, `newton_tolerance: 1e-4`, projected Hessian, line search): a single solve, with or\n"
+     << "without the length correction, or two or three iterations can gain energy at such steps in 3D.\n"
      << "The energy scale is m g L of one strand.\n\n"
      << "| dt | steps | completed | Newton iterations / step | us / vertex-step | largest energy gain in one step / (m g L) "
         "| total energy at start and end [J] |\n"
@@ -301,39 +311,40 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << " |\n\n";
 
   md << "## Where the time goes, and what made it fast\n\n"
+     << "- One linear solve per step. A plain Baraff-Witkin solve lengthens every edge it turns by\n"
+     << "  |e| theta^2 / 2, which these nearly inextensible strands (E A l^2 / (E I) = 4 l^2 / r^2 = 3 x 10^4 per\n"
+     << "  edge) turn into a large spurious energy: the tips end 87% of L behind converged backward Euler.\n"
+     << "  The length correction gives every edge back the length the solve saw (fast projection, a\n"
+     << "  tridiagonal solve per rod) and the bending modes drop the geometric stiffness that resists a bent\n"
+     << "  stencil's swing: together 0.07% of L, at half the cost of the two Newton iterations used before.\n"
      << "- Assembly per rod, with fused kernels: one pass computes each stencil's energy, gradient and\n"
-     << "  projected Hessian. The bending Hessian's projection is closed-form (three rank-one terms from its\n"
-     << "  exact spectrum, docs/physics.md) instead of a 9 x 9 eigen-decomposition, and each symmetric block\n"
-     << "  is computed once for both halves.\n"
+     << "  Hessian terms, as rank-one terms in closed form (no 9 x 9 eigen-decomposition), each symmetric\n"
+     << "  block computed once for both halves.\n"
      << "- The sparsity pattern is built once per scene, from vertex adjacency (no triplet list), and every\n"
      << "  element knows where its blocks live: a step fills values in place and allocates nothing.\n"
      << "- The per-rod preconditioner is an exact banded Cholesky factorisation (right-looking, unrolled for\n"
-     << "  the 2D and 3D bands, analysed once), so CG converges in one iteration per Newton iteration.\n"
-     << "- Two Newton iterations from the velocity extrapolated from the last two steps reach converged\n"
-     << "  backward Euler to about 1e-4 of a strand's length; each is line-searched on the incremental potential.\n"
-     << "- Threads over rods (OpenMP) and over rows in CG's products.\n"
+     << "  the 2D and 3D bands, analysed once), so CG converges in one iteration; each rod's block is built and\n"
+     << "  factored right after the rod is assembled, while its values are in cache.\n"
+     << "- Threads over rods (OpenMP) and over rows in CG's products; the step's vector updates too.\n"
+     << "- Energies are evaluated where they are read (frames, the benchmark's energy check), not after\n"
+     << "  every step (an energy pass is about 5% of a step).\n"
      << "- Memory: an element stores one slot per pair of its vertices and one column stride per vertex\n"
      << "  (a vertex's D columns hold the same rows), not one slot per column; the DOF-to-vertex table\n"
      << "  that only error messages use is replaced by a binary search; the preconditioner copies each\n"
-     << "  column's run of entries into its band instead of keeping two indices per entry.\n"
-     << "- Away from the step's start (x_lin = x0 + h v) and without stiffness damping, the product K w\n"
-     << "  of the residual is exactly zero and is not formed.\n\n"
+     << "  column's run of entries into its band instead of keeping two indices per entry.\n\n"
      << "## What was tried and did not pay\n\n"
-     << "- One Newton iteration per step (Baraff-Witkin's single solve, or one iteration from the\n"
-     << "  predicted velocity): half the cost, but with these stiff strands (E A l^2 / (E I) = 4 l^2 / r^2 = 3 x 10^4 per edge) the\n"
-     << "  step gains energy where a strand turns fast, and after 0.1 s the tips are 6% of L off the\n"
-     << "  reference (`bristle bench --newton 1 --strands 10 --duration 0.1`).\n"
-     << "- Reusing the first iteration's matrix and factorisation in the second (a chord step, which\n"
-     << "  would need only a gradient pass): the stretch stiffness turns with the edges, the old matrix\n"
-     << "  resists the wrong directions: in a trial the steps gained energy, up to 4 m g L of a strand\n"
-     << "  in one step.\n\n"
+     << "- One Newton iteration from the velocity extrapolated from the last two steps, with or without\n"
+     << "  the length correction: unstable on these strands (the bending energy grows from step to step).\n"
+     << "- One solve linearised at x0 + h v0 instead of x0 (no K v0 product to form): with the correction,\n"
+     << "  65% of L off the reference.\n"
+     << "- Reusing the first iteration's matrix and factorisation in a second iteration (a chord step): the\n"
+     << "  stretch stiffness turns with the edges and the steps gained energy, up to 4 m g L of a strand.\n\n"
      << "## What is left\n\n"
-     << "The remaining factor of two is spread over assembly (about 60%), the banded factorisation and\n"
-     << "its gather from the sparse matrix (about 15%), and CG's two products and one triangular solve\n"
-     << "per Newton iteration; no single kernel holds it. The likely next steps are assembling straight\n"
-     << "into each rod's band (the matrix-vector product can run on the band too, removing the gather\n"
-     << "and halving the matrix's memory traffic) and evaluating the line search's energy as part of\n"
-     << "the next iteration's assembly.\n";
+     << "Per step: assembly with the rods' factorisation about 60%, CG (two sparse products and one\n"
+     << "triangular solve) about 25%, the length correction about 7%. The matrix-vector product is\n"
+     << "memory-bound, and so is much of the rest at these sizes, which also limits what a second core\n"
+     << "adds. The likely next steps are assembling straight into each rod's band (no compressed matrix\n"
+     << "to fill and gather from) and multiplying on the band in CG.\n";
   return md.str();
 }
 
