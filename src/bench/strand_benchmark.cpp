@@ -208,7 +208,10 @@ StrandBenchmarkResult run_strand_benchmark(const StrandBenchmarkSettings& settin
     StrandBenchmarkSettings reference_settings = settings;
     reference_settings.strands = std::min(settings.strands, 4);
     const Model reference_model = make_strand_model(reference_settings);
-    SolverSettings reference_solver = solver;
+    // Converged backward Euler, independent of the timed solver's approximations: the scene
+    // defaults (projected Hessian, line search, no length correction) with 10 iterations.
+    SolverSettings reference_solver;
+    reference_solver.threads = solver.threads;
     reference_solver.cg_tolerance = 1e-12;
     reference_solver.newton_iterations = 10;
     const RunOutcome reference = simulate(reference_model, reference_settings, reference_solver, false);

@@ -254,7 +254,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
                         with_product ? &product_ : nullptr, &potential_at_lin,
                         factor_per_rod ? build_rod : SystemAssembler::RodCallback{});
     if (factor_per_rod) {
-      preconditioner.declare_blocks_factored();
+      preconditioner.declare_blocks_factored(values);
     } else {
       const int dofs = layout.dof_count(), threads = settings_.threads;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
@@ -349,7 +349,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // The edges back to the lengths the last linear solve saw (see SolverSettings), and the
     // velocity that moves the rod there. Not with colliders: it could move a vertex into one.
     if (settings_.length_correction && !contact) {
-      length_correction_.apply(x_lin, x1);
+      const LengthCorrection::Outcome corrected = length_correction_.apply(x_lin, x1);
+      report.length_correction_iterations = corrected.iterations;
+      report.uncorrected_rods = corrected.uncorrected_rods;
       for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
         if (layout.free_index(dof) >= 0) v[dof] = (x1[dof] - x0[dof]) / h;
       });

@@ -1,18 +1,20 @@
 #include "bristle/integrator/length_correction.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 
 namespace bristle {
 namespace {
-constexpr int kMaxIterations = 4;
 // Relative violation | |e|^2 - L^2 | / L^2 at which an edge counts as corrected: a length
-// error of 5e-11 of the edge, far below the stretch of any tension a rod bears (hair at
-// its own weight: about 1e-6). Each iteration squares the violation (Newton on C), so the
-// (h omega)^2 ~ 1e-3 a linear solve leaves takes two.
+// error of 5e-11 of the edge, far below the strain of any tension a rod bears (hair under
+// its own weight: about 1e-6). Hair at dt = 1/240 s takes three iterations (about 1e-2,
+// 1e-3, 1e-6, then below 1e-10); what is left after kMaxIterations stays (and is reported).
+constexpr int kMaxIterations = 4;
 constexpr double kTolerance = 1e-10;
+// A pivot of the tridiagonal elimination this much smaller than its diagonal means the
+// constraints are (nearly) dependent, e.g. a straight run of free vertices between two
+// fixed ones: that rod is left as the solve made it.
+constexpr double kSingularPivot = 1e-12;
 }  // namespace
 
 LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
@@ -24,28 +26,46 @@ LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
   inverse_mass_.resize(layout.vertex_count());
   for (int r = 0; r < rods; ++r) {
     const Rod& rod = model.rods[r];
-    for (int i = 0; i < rod.vertex_count(); ++i) {
+    const int n = rod.vertex_count();
+    std::vector<char> fixed(n);
+    for (int i = 0; i < n; ++i) {
       const int g = rod_first_vertex_[r] + i;
       vertex_dof_[g] = layout.vertex_dof(g);
-      inverse_mass_[g] = layout.free_index(vertex_dof_[g]) < 0 ? 0.0 : 1.0 / rod.vertex_mass(i);
+      fixed[i] = layout.free_index(vertex_dof_[g]) < 0;
+      inverse_mass_[g] = fixed[i] ? 0.0 : 1.0 / rod.vertex_mass(i);
+    }
+    // A run of free vertices with a fixed vertex at both ends is not corrected (its inverse
+    // masses are 0 here): it can sag only by stretching (a taut string), and that second-order
+    // stretch is then the physics, not an artefact of the linear solve.
+    for (int a = 0; a < n;) {
+      if (fixed[a]) {
+        ++a;
+        continue;
+      }
+      int b = a;
+      while (b + 1 < n && !fixed[b + 1]) ++b;
+      if (a > 0 && b + 1 < n)
+        for (int i = a; i <= b; ++i) inverse_mass_[rod_first_vertex_[r] + i] = 0.0;
+      a = b + 1;
     }
   }
 }
 
 template <int D>
-int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
+int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vector<double>& s) const {
   const int first = rod_first_vertex_[rod];
   const int edges = rod_first_vertex_[rod + 1] - first - 1;
   const double* inverse_mass = inverse_mass_.data() + first;
-  std::vector<double>& s = scratch_[omp_get_thread_num()];
-  s.resize((5 + D) * static_cast<std::size_t>(edges));
+  s.resize((5 + D) * static_cast<std::size_t>(edges) + D * static_cast<std::size_t>(edges + 1));
   double* target2 = s.data();               // L_j^2
   double* inverse_pivot = target2 + edges;  // Thomas: 1 / modified diagonal
   double* upper = inverse_pivot + edges;    // A_{j, j+1}
   double* lambda = upper + edges;           // right-hand side, then solution
   double* edge_weight = lambda + edges;     // w_j + w_{j+1}; 0 for an edge that cannot move
   double* edge = edge_weight + edges;       // e_j, D values each
+  double* original = edge + D * edges;      // the rod's vertices as the solve left them
   auto vertex = [&](int i) { return x.template segment<D>(vertex_dof_[first + i]); };
+  for (int i = 0; i <= edges; ++i) Eigen::Map<Vec<D>>(original + D * i) = vertex(i);
   auto edge_at = [&](int j) { return Eigen::Map<Vec<D>>(edge + D * j); };
   // C_j = |e_j|^2 - L_j^2 (in lambda until the solve), e_j in `edge`; the largest relative
   // violation over the movable edges.
@@ -73,10 +93,15 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
     // A_jj = 4 |e_j|^2 (w_j + w_{j+1}), A_{j,j+1} = -4 (e_j . e_{j+1}) w_{j+1}; an edge that
     // cannot move gets the row of 1 (and C_j = 0).
     for (int j = 0; j < edges; ++j) {
-      double diagonal = edge_weight[j] > 0.0 ? 4.0 * edge_at(j).squaredNorm() * edge_weight[j] : 1.0;
+      const double own = edge_weight[j] > 0.0 ? 4.0 * edge_at(j).squaredNorm() * edge_weight[j] : 1.0;
+      double diagonal = own;
       if (j > 0) {
         diagonal -= upper[j - 1] * upper[j - 1] * inverse_pivot[j - 1];
         lambda[j] -= upper[j - 1] * inverse_pivot[j - 1] * lambda[j - 1];
+      }
+      if (!(diagonal > kSingularPivot * own)) {  // dependent constraints (or NaN): give up
+        for (int i = 0; i <= edges; ++i) vertex(i) = Eigen::Map<const Vec<D>>(original + D * i);
+        return -1;
       }
       inverse_pivot[j] = 1.0 / diagonal;
       if (j + 1 < edges)
@@ -106,19 +131,22 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x) const {
   return iteration;
 }
 
-int LengthCorrection::apply(const VecX& x_lin, VecX& x) const {
+LengthCorrection::Outcome LengthCorrection::apply(const VecX& x_lin, VecX& x) const {
   const int rods = static_cast<int>(model_.rods.size());
-  if (static_cast<int>(scratch_.size()) < threads_) scratch_.resize(threads_);
-  int slowest = 0;
+  int slowest = 0, uncorrected = 0;
   const int threads = threads_;
-  if (model_.dimension == 2) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : slowest)
-    for (int r = 0; r < rods; ++r) slowest = std::max(slowest, correct_rod<2>(r, x_lin, x));
-  } else {
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : slowest)
-    for (int r = 0; r < rods; ++r) slowest = std::max(slowest, correct_rod<3>(r, x_lin, x));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<double> scratch;  // this thread's, for one rod at a time
+#pragma omp for schedule(static) reduction(max : slowest) reduction(+ : uncorrected)
+    for (int r = 0; r < rods; ++r) {
+      const int iterations =
+          model_.dimension == 2 ? correct_rod<2>(r, x_lin, x, scratch) : correct_rod<3>(r, x_lin, x, scratch);
+      if (iterations < 0) ++uncorrected;
+      slowest = std::max(slowest, iterations);
+    }
   }
-  return slowest;
+  return {slowest, uncorrected};
 }
 
 }  // namespace bristle

@@ -3,6 +3,7 @@
 // the same bits for every thread count.
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -124,4 +125,63 @@ TEST_CASE("integrator length correction: bitwise identical for every thread coun
   two.apply(x_lin, parallel);
   CHECK(bitwise_equal(serial, parallel));
   CHECK(!bitwise_equal(serial, before));
+}
+
+TEST_CASE("integrator length correction: a run between two fixed vertices is left as the solve made it") {
+  // A taut rod pinned at both ends can sag only by stretching: that second-order stretch is
+  // the physics there, and correcting it would hold the rod straight. Only runs with a free
+  // end are corrected; the pinned rod must come back untouched, bit for bit.
+  std::mt19937 rng(59);
+  std::vector<Rod> rods;
+  rods.push_back(rod_from_vertices(straight_vertices(Vec3::Zero(), Vec3(1.0, 0.0, 0.0), 6), 3, {0, 6}));
+  rods.push_back(rod_from_vertices(random_vertices(8, 0.1, 0.5, 3, rng), 3, {0, 1}, soft_material(),
+                                   RestShape::Initial, "free end"));
+  // Held in the middle: the run 1-3 is pinned on both sides, the run 5-8 has a free end.
+  rods.push_back(rod_from_vertices(random_vertices(8, 0.1, 0.5, 3, rng), 3, {0, 4}, soft_material(),
+                                   RestShape::Initial, "held"));
+  const Model model = make_model(3, std::move(rods));
+  const VecX x_lin = initial_state(model).positions;
+  const VecX before = perturbed(model, x_lin, 1e-3, rng);
+  VecX after = before;
+  const LengthCorrection::Outcome outcome = LengthCorrection(model).apply(x_lin, after);
+  CHECK(outcome.uncorrected_rods == 0);
+  CHECK(outcome.iterations >= 1);
+  auto unchanged = [&](int rod, int vertex) {
+    const int dof = model.layout.vertex_dof(rod, vertex);
+    return bitwise_equal(after.segment(dof, 3), before.segment(dof, 3));
+  };
+  for (int i = 0; i < model.rods[0].vertex_count(); ++i) CHECK(unchanged(0, i));
+  for (int i = 0; i <= 4; ++i) CHECK(unchanged(2, i));
+  // The runs with a free end are corrected as usual.
+  auto worst_error = [&](int rod, int first_edge) {
+    double worst = 0.0;
+    for (int j = first_edge; j + 1 < model.rods[rod].vertex_count(); ++j) {
+      const VecX e_lin = edge_vector(model, x_lin, rod, j);
+      const double target = e_lin.normalized().dot(edge_vector(model, before, rod, j));
+      worst = std::max(worst, std::abs(edge_vector(model, after, rod, j).norm() - target) / target);
+    }
+    return worst;
+  };
+  CHECK(worst_error(1, 0) <= 1e-9);
+  CHECK(worst_error(2, 4) <= 1e-9);
+  CHECK(!unchanged(2, 8));
+}
+
+TEST_CASE("integrator length correction: a rod it cannot correct is left as it was and counted") {
+  // A non-finite position (the step reports it right after) makes the tridiagonal system
+  // meaningless: that rod is restored and counted, the others are corrected.
+  std::mt19937 rng(61);
+  const Model model = random_rods(3, {{0, 1}, {0, 1}}, rng);
+  const VecX x_lin = initial_state(model).positions;
+  VecX before = perturbed(model, x_lin, 1e-3, rng);
+  before[model.layout.vertex_dof(0, 5)] = std::numeric_limits<double>::quiet_NaN();
+  VecX after = before;
+  const LengthCorrection::Outcome outcome = LengthCorrection(model).apply(x_lin, after);
+  CHECK(outcome.uncorrected_rods == 1);
+  for (int i = 0; i < model.rods[0].vertex_count(); ++i) {
+    const int dof = model.layout.vertex_dof(0, i);
+    CHECK(bitwise_equal(after.segment(dof, 3), before.segment(dof, 3)));
+  }
+  const int dof = model.layout.vertex_dof(1, 6);
+  CHECK(!bitwise_equal(after.segment(dof, 3), before.segment(dof, 3)));
 }

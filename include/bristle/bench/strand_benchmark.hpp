@@ -33,7 +33,8 @@ struct StrandBenchmarkSettings {
   double duration = 0.25;         ///< simulated time [s]
   int threads = 1;
   SolverSettings solver = strand_benchmark_solver();
-  /// Also run a reference (cg_tolerance 1e-12, 10 Newton iterations) on a few strands and
+  /// Also run a reference (cg_tolerance 1e-12, 10 Newton iterations, the scene defaults
+  /// otherwise: projected Hessian, line search, no length correction) on a few strands and
   /// report the tip error relative to the strand length.
   bool measure_accuracy = true;
   /// Timed runs; the fastest is reported (a shared machine only ever slows a run down, so the

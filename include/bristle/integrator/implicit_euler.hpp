@@ -110,6 +110,8 @@ struct StepReport {
   int newton_iterations = 0;
   int line_search_halvings = 0;  ///< step halvings in the line search, all Newton iterations
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
+  int length_correction_iterations = 0;  ///< of the slowest rod (length_correction only)
+  int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed); zero without step_energies
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG

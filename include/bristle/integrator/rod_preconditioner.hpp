@@ -30,6 +30,7 @@ class RodBlockPreconditioner {
   void set_blocks(std::vector<std::pair<int, int>> blocks) {
     blocks_ = std::move(blocks);
     analyzed_n_ = -1;
+    factored_in_place_ = false;
   }
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
@@ -46,11 +47,13 @@ class RodBlockPreconditioner {
 
   template <typename MatrixType>
   RodBlockPreconditioner& factorize(const MatrixType& m) {
-    if (factored_in_place_) {  // the blocks were factored one by one (factorize_block)
+    // The blocks were factored one by one (factorize_block) from these very values.
+    if (factored_in_place_ && factored_values_ == m.valuePtr()) {
       factored_in_place_ = false;
       finish_factorization(m.valuePtr());
       return *this;
     }
+    factored_in_place_ = false;
     factorize_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
     return *this;
   }
@@ -59,11 +62,13 @@ class RodBlockPreconditioner {
   /// matrix one rod at a time factors each rod's block right after filling it, while its
   /// values are still in cache, instead of all blocks afterwards. Call prepare_blocks(m) with
   /// the matrix (pattern) first, then factorize_block(b, values) once for every block (from
-  /// any thread; blocks are independent), then declare_blocks_factored(): the next
-  /// factorize(m) (Eigen's compute) only finishes up (Jacobi for DOFs outside the factored
-  /// blocks) and does not factor again. The factors are the same bits as factorize(m)'s.
+  /// any thread; blocks are independent), then declare_blocks_factored(values): the next
+  /// factorize(m) (Eigen's compute) of a matrix with those values only finishes up (Jacobi for
+  /// DOFs outside the factored blocks) and does not factor again; any other call factors in
+  /// full. The factors are the same bits as factorize(m)'s.
   template <typename MatrixType>
   void prepare_blocks(const MatrixType& m) {
+    factored_in_place_ = false;
     const int n = static_cast<int>(m.cols());
     if (m.outerIndexPtr() != analyzed_outer_ || m.innerIndexPtr() != analyzed_inner_ || n != analyzed_n_ ||
         m.outerIndexPtr()[n] != analyzed_nonzeros_)
@@ -71,7 +76,10 @@ class RodBlockPreconditioner {
   }
   /// Factors block b (false: not positive definite; it falls back to Jacobi).
   bool factorize_block(int b, const double* values);
-  void declare_blocks_factored() { factored_in_place_ = true; }
+  void declare_blocks_factored(const double* values) {
+    factored_in_place_ = true;
+    factored_values_ = values;
+  }
   int block_count() const { return static_cast<int>(factors_.size()); }
 
   template <typename MatrixType>
@@ -133,6 +141,7 @@ class RodBlockPreconditioner {
   int failed_blocks_ = 0;
   int threads_ = 1;
   bool factored_in_place_ = false;
+  const double* factored_values_ = nullptr;
   mutable long applications_ = 0;
 };
 
