@@ -154,7 +154,7 @@ class ImplicitEuler {
   LengthCorrection length_correction_;
   // Scratch, sized once.
   VecX gradient_, product_, w_, residual_, rhs_free_, dv_free_, warm_start_;
-  VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_;
+  VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_, guess_;
   double report_time_ = 0.0;
   // For Linearization::Predicted: the previous step's start velocity and step, and the state
   // it ended in (to recognise the next step as its continuation).
