@@ -323,8 +323,9 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << "- The sparsity pattern is built once per scene, from vertex adjacency (no triplet list), and every\n"
      << "  element knows where its blocks live: a step fills values in place and allocates nothing.\n"
      << "- The per-rod preconditioner is an exact banded Cholesky factorisation (right-looking, unrolled for\n"
-     << "  the 2D and 3D bands, analysed once), so CG converges in one iteration; each rod's block is built and\n"
-     << "  factored right after the rod is assembled, while its values are in cache.\n"
+     << "  the 2D and 3D bands, analysed once); each rod's block is built and factored right after the rod is\n"
+     << "  assembled, while its values are in cache. Without contact the factors solve the system exactly, so\n"
+     << "  CG starts from their solution and only checks it: one sparse product per step.\n"
      << "- Threads over rods (OpenMP) and over rows in CG's products; the step's vector updates too.\n"
      << "- Energies are evaluated where they are read (frames, the benchmark's energy check), not after\n"
      << "  every step (an energy pass is about 5% of a step).\n"
@@ -340,11 +341,16 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << "- Reusing the first iteration's matrix and factorisation in a second iteration (a chord step): the\n"
      << "  stretch stiffness turns with the edges and the steps gained energy, up to 4 m g L of a strand.\n\n"
      << "## What is left\n\n"
-     << "Per step: assembly with the rods' factorisation about 60%, CG (two sparse products and one\n"
-     << "triangular solve) about 25%, the length correction about 7%. The matrix-vector product is\n"
-     << "memory-bound, and so is much of the rest at these sizes, which also limits what a second core\n"
-     << "adds. The likely next steps are assembling straight into each rod's band (no compressed matrix\n"
-     << "to fill and gather from) and multiplying on the band in CG.\n";
+     << "Per step, at 1000 strands on one thread (a profile of `bristle bench`): assembly about 40%\n"
+     << "(stencil kernels and scattering their terms into the matrix), the rods' banded factorisation with\n"
+     << "its gather about 17%, the length correction about 9%, the triangular solves about 8%, CG's one\n"
+     << "product and vector updates about 6%, checks and vector updates the rest. The SpMV-equivalents\n"
+     << "target (15) is not met: one product streams the matrix once from memory, while the step computes\n"
+     << "and writes every stencil's Hessian terms, gathers and factors the band, and runs three serial\n"
+     << "chains per rod (Cholesky, triangular solves, the correction's tridiagonal solves), each of the\n"
+     << "order of a product or more. The likely next steps are assembling straight into each rod's band\n"
+     << "(no compressed matrix to clear, fill and gather from) and interleaving two rods in the serial\n"
+     << "chains so that their latencies overlap.\n";
   return md.str();
 }
 

@@ -274,7 +274,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       // exactly: their solution is CG's starting guess, and CG checks its residual (one
       // product) and iterates only if it is not yet within cg_tolerance.
       solver_.compute(system);
-      guess_ = preconditioner.solve(rhs_free_);
+      guess_ = rhs_free_;
+      preconditioner.solve_in_place(guess_);
       dv_free_ = solver_.solveWithGuess(rhs_free_, guess_);
     }
     report.solve_seconds += seconds_since(solve_start);

@@ -91,6 +91,8 @@ class RodBlockPreconditioner {
     apply_in_place(x);
     return x;
   }
+  /// x <- M^-1 x, without a new vector (counted as an application, as solve()).
+  void solve_in_place(VecX& x) const { apply_in_place(x); }
 
   Eigen::ComputationInfo info() const { return Eigen::Success; }
   Eigen::Index rows() const { return size_; }
