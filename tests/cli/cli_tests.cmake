@@ -127,7 +127,7 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
 
 # --- Threads: byte-identical frames -----------------------------------------------------------
-foreach(_scene demo swing_3d)
+foreach(_scene demo swing_3d hair_strands)
   add_test(NAME cli_threads_identical_${_scene}
            COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_scenes}/${_scene}.json
                    -DWORK=${_cli_work}/threads/${_scene} -P ${_cli_dir}/expect_same_frames.cmake)
