@@ -71,6 +71,45 @@ void banded_solve_impl(const double* band, int n, int w, double* y) {
   }
 }
 
+/// Two independent solves of the same size and bandwidth in one loop: each is a chain of
+/// dependent operations (row i needs rows i - w .. i - 1), and interleaving two chains lets
+/// the processor overlap their latencies (a third faster here). Each vector gets exactly the
+/// arithmetic of banded_solve_impl, in the same order. (Pairing the factorisations the same
+/// way gained nothing: their column updates already run at the processor's throughput.)
+template <int W>
+void banded_solve_pair_impl(const double* band_a, const double* band_b, int n, int w, double* ya, double* yb) {
+  if constexpr (W > 0) w = W;
+  const std::size_t stride = static_cast<std::size_t>(w) + 1;
+  auto a = [&](int i, int k) { return band_a[static_cast<std::size_t>(i) * stride + w + k - i]; };
+  auto b = [&](int i, int k) { return band_b[static_cast<std::size_t>(i) * stride + w + k - i]; };
+  for (int i = 0; i < n; ++i) {
+    double sum_a = ya[i], sum_b = yb[i];
+    for (int k = std::max(0, i - w); k < i; ++k) {
+      sum_a -= a(i, k) * ya[k];
+      sum_b -= b(i, k) * yb[k];
+    }
+    ya[i] = sum_a * a(i, i);
+    yb[i] = sum_b * b(i, i);
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    const double yj_a = ya[j] * a(j, j), yj_b = yb[j] * b(j, j);
+    ya[j] = yj_a;
+    yb[j] = yj_b;
+    for (int k = std::max(0, j - w); k < j; ++k) {
+      ya[k] -= a(j, k) * yj_a;
+      yb[k] -= b(j, k) * yj_b;
+    }
+  }
+}
+
+void banded_solve_pair(const double* band_a, const double* band_b, int n, int w, double* ya, double* yb) {
+  switch (w) {
+    case 5: banded_solve_pair_impl<5>(band_a, band_b, n, w, ya, yb); break;
+    case 8: banded_solve_pair_impl<8>(band_a, band_b, n, w, ya, yb); break;
+    default: banded_solve_pair_impl<0>(band_a, band_b, n, w, ya, yb); break;
+  }
+}
+
 void banded_solve(const double* band, int n, int w, double* y) {
   switch (w) {
     case 5: banded_solve_impl<5>(band, n, w, y); break;
@@ -185,12 +224,23 @@ void RodBlockPreconditioner::finish_factorization(const double* values) {
 void RodBlockPreconditioner::apply_in_place(VecX& x) const {
   ++applications_;
   for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) x[jacobi_dofs_[j]] *= jacobi_inverse_[j];
+  // Blocks two by two: a pair of factored blocks of the same shape (the usual case, rods of
+  // one length) is solved in one interleaved loop, the same arithmetic per block.
   const int block_count = static_cast<int>(factors_.size());
+  const int pairs = (block_count + 1) / 2;
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int b = 0; b < block_count; ++b) {
-    const Block& block = factors_[b];
-    if (!block.factored) continue;
-    banded_solve(block.band.data(), block.size, block.half_bandwidth, x.data() + block.begin);
+  for (int p = 0; p < pairs; ++p) {
+    const Block& first = factors_[2 * p];
+    const Block* second = 2 * p + 1 < block_count ? &factors_[2 * p + 1] : nullptr;
+    if (second && first.factored && second->factored && first.size == second->size &&
+        first.half_bandwidth == second->half_bandwidth) {
+      banded_solve_pair(first.band.data(), second->band.data(), first.size, first.half_bandwidth,
+                        x.data() + first.begin, x.data() + second->begin);
+      continue;
+    }
+    for (const Block* block : {&first, second})
+      if (block && block->factored)
+        banded_solve(block->band.data(), block->size, block->half_bandwidth, x.data() + block->begin);
   }
 }
 
