@@ -76,16 +76,24 @@ void check_spectrum_reproduces_exact_hessian() {
     }
 }
 
-template <int D>
-void check_projection() {
-  std::mt19937 rng(5);
+/// Calls visit(stencil, theta, rest) for every turning angle of kAngles and rest angle of
+/// kRestAngles (unsigned ones only in 3D), on stencils of random edge lengths and placement.
+template <int D, typename Visit>
+void for_each_stencil(unsigned seed, Visit&& visit) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<double> length(0.2, 2.0);
   for (double theta : kAngles)
     for (double rest : kRestAngles) {
       if (D == 3 && rest < 0.0) continue;
       CAPTURE(theta);
       CAPTURE(rest);
-      const BendStencil<D> s = random_stencil<D>(length(rng), length(rng), theta, rng);
+      visit(random_stencil<D>(length(rng), length(rng), theta, rng), theta, rest);
+    }
+}
+
+template <int D>
+void check_projection() {
+  for_each_stencil<D>(5, [](const BendStencil<D>& s, double theta, double rest) {
       const double k = 2.0;
       const BendHessianSpectrum<D> spectrum = bend_hessian_spectrum<D>(s, rest, k);
       const Mat<3 * D, 3 * D> projected = bend_hessian_projected<D>(s, rest, k);
@@ -116,7 +124,7 @@ void check_projection() {
       CHECK(-min_eigenvalue<D>(-removed) <= 1e-9 * scale);  // removed is NSD
       // physics-notes.md: away from rest, two negative eigenvalues in 2D, three in 3D.
       if (std::abs(theta - rest) > 1e-3) CHECK(negatives == (D == 2 ? 2 : 3));
-    }
+  });
 }
 
 }  // namespace
@@ -254,14 +262,7 @@ std::vector<Vec<3 * D>> in_plane_rigid_motions(const BendStencil<D>& s) {
 
 template <int D>
 void check_bending_modes() {
-  std::mt19937 rng(17);
-  std::uniform_real_distribution<double> length(0.2, 2.0);
-  for (double theta : kAngles)
-    for (double rest : kRestAngles) {
-      if (D == 3 && rest < 0.0) continue;
-      CAPTURE(theta);
-      CAPTURE(rest);
-      const BendStencil<D> s = random_stencil<D>(length(rng), length(rng), theta, rng);
+  for_each_stencil<D>(17, [](const BendStencil<D>& s, double theta, double rest) {
       const double k = 2.0;
       const Mat<3 * D, 3 * D> h = bend_hessian_bending_modes<D>(s, rest, k);
       const double scale = std::max(1.0, h.cwiseAbs().maxCoeff());
@@ -289,7 +290,7 @@ void check_bending_modes() {
       const BendLocal<D> local = bend_local_bending_modes<D>(s, rest, k);
       CHECK(std::abs(local.energy - bend_energy<D>(s, rest, k)) <= 1e-14 * std::max(1.0, local.energy));
       CHECK((local.gradient - bend_gradient<D>(s, rest, k)).norm() <= 1e-12 * std::max(1.0, local.gradient.norm()));
-    }
+  });
 }
 
 }  // namespace
