@@ -281,6 +281,15 @@ BendHessianSpectrum<D> spectrum_from_frames(const EdgeFrames<D>& f, double rest_
   return out;
 }
 
+/// sum value[k] vector[k] vector[k]^T over the positive terms: the PSD matrix of a spectrum.
+template <int D>
+Mat<3 * D, 3 * D> positive_part(const BendHessianSpectrum<D>& spectrum) {
+  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
+  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
+    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
+  return h;
+}
+
 template <int D>
 EdgeFrames<D> stencil_frames(const BendStencil<D>& s) {
   const Vec<D> v1 = s.x1 - s.x0, v2 = s.x2 - s.x1;
@@ -417,20 +426,12 @@ BendLocal<D> bend_local_bending_modes(const BendStencil<D>& s, double rest_angle
 
 template <int D>
 Mat<3 * D, 3 * D> bend_hessian_bending_modes(const BendStencil<D>& s, double rest_angle, double stiffness) {
-  const BendHessianSpectrum<D> spectrum = bend_local_bending_modes<D>(s, rest_angle, stiffness).spectrum;
-  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
-  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
-    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
-  return h;
+  return positive_part<D>(bend_local_bending_modes<D>(s, rest_angle, stiffness).spectrum);
 }
 
 template <int D>
 Mat<3 * D, 3 * D> bend_hessian_projected(const BendStencil<D>& s, double rest_angle, double stiffness) {
-  const BendHessianSpectrum<D> spectrum = bend_hessian_spectrum<D>(s, rest_angle, stiffness);
-  Mat<3 * D, 3 * D> h = Mat<3 * D, 3 * D>::Zero();
-  for (int k = 0; k < BendHessianSpectrum<D>::kCount; ++k)
-    if (spectrum.value[k] > 0.0) h.noalias() += spectrum.value[k] * spectrum.vector[k] * spectrum.vector[k].transpose();
-  return h;
+  return positive_part<D>(bend_hessian_spectrum<D>(s, rest_angle, stiffness));
 }
 
 #define BRISTLE_INSTANTIATE_BEND(D)                                                           \

@@ -256,9 +256,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     if (factor_per_rod) {
       preconditioner.declare_blocks_factored(values);
     } else {
-      const int dofs = layout.dof_count(), threads = settings_.threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
-      for (int dof = 0; dof < dofs; ++dof) build_dofs(dof, dof + 1);
+      for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) { build_dofs(dof, dof + 1); });
     }
     report.assembly_seconds += seconds_since(assembly_start);
     if (find_non_finite(residual_, report, "force")) break;
@@ -284,14 +282,10 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
     // in CG) is named by the vertex where it appears; v is local, so the state stays as it was.
     dv_.resize(layout.dof_count());
-    {
-      const int dofs = layout.dof_count(), threads = settings_.threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
-      for (int dof = 0; dof < dofs; ++dof) {
-        const int f = layout.free_index(dof);
-        dv_[dof] = f >= 0 ? dv_free_[f] : 0.0;
-      }
-    }
+    for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
+      const int f = layout.free_index(dof);
+      dv_[dof] = f >= 0 ? dv_free_[f] : 0.0;
+    });
     if (find_non_finite(dv_, report, "velocity")) break;
     if (!solved || solver_.info() != Eigen::Success) {
       std::ostringstream message;
@@ -302,7 +296,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       report.failure = message.str();
       break;
     }
-    if (iteration == 0) warm_start_ = dv_free_;
+    if (iteration == 0 && contact) warm_start_ = dv_free_;  // only the contact solve starts from it
 
     // Line search on Phi (not while contact constraints are held). For Baraff-Witkin's first
     // solve, linearised at x0, Phi(v0) needs U at x0 + h v0, one more energy evaluation; its
