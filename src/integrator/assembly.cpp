@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cmath>
 
+#include <omp.h>
+
 #include "bristle/energy/bend.hpp"
 #include "bristle/energy/gravity.hpp"
 #include "bristle/energy/stretch.hpp"
@@ -31,48 +33,48 @@ void scatter_add(VecX& y, const int (&dof)[K], const Vec<K * D>& local) {
   for (int a = 0; a < K; ++a) y.segment<D>(dof[a]) += local.template segment<D>(a * D);
 }
 
-/// An element's slots: for each vertex pair (a, b), where entry (free(a), free(b)) lives in the
-/// matrix's value array (-1 when a or b is fixed), then for each vertex b the length of its
-/// columns. A vertex's D columns hold the same rows (its neighbours' free DOFs), so entry
-/// (free(a) + i, free(b) + j) is at slot(a, b) + j * stride(b) + i: K * K + K ints per element
-/// instead of K * K * D.
+/// Where an element's lower D x D blocks start in its rod's band: pair (a, b), a >= b, is
+/// base(a, b); entry (free(a) + i, free(b) + j) is at base(a, b) + i w + j (band_storage.hpp:
+/// consecutive rows are w + 1 apart and one column further from the diagonal).
 template <int K>
-struct ElementSlots {
+struct ElementBases {
   const int* data;
-  int slot(int a, int b) const { return data[a * K + b]; }
-  int stride(int b) const { return data[K * K + b]; }
+  int w;
+  static constexpr int kPairs = K * (K + 1) / 2;
+  int base(int a, int b) const { return data[a * (a + 1) / 2 + b]; }
 };
 
-/// Adds scale * H into the matrix values through an element's precomputed slots.
+/// Adds scale * H into the band: the element's lower blocks, H's (row a, column b) entries.
 template <int D, int K>
-void scatter_matrix(double* values, ElementSlots<K> slots, const Mat<K * D, K * D>& h, double scale) {
+void scatter_matrix(double* band, ElementBases<K> bases, const Mat<K * D, K * D>& h, double scale) {
   for (int a = 0; a < K; ++a)
-    for (int b = 0; b < K; ++b) {
-      const int slot = slots.slot(a, b);
-      if (slot < 0) continue;
-      for (int j = 0; j < D; ++j)
-        for (int i = 0; i < D; ++i) values[slot + j * slots.stride(b) + i] += scale * h(a * D + i, b * D + j);
+    for (int b = 0; b <= a; ++b) {
+      const int base = bases.base(a, b);
+      if (base < 0) continue;
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < (a == b ? i + 1 : D); ++j) band[base + i * bases.w + j] += scale * h(a * D + i, b * D + j);
     }
 }
 
-/// Adds scale * [[B, -B], [-B, B]] through a stretch element's slots.
+/// Adds scale * [[B, -B], [-B, B]] into the band (lower blocks (0, 0), (1, 0), (1, 1)).
 template <int D>
-void scatter_stretch_block(double* values, ElementSlots<2> slots, const Mat<D, D>& block, double scale) {
+void scatter_stretch_block(double* band, ElementBases<2> bases, const Mat<D, D>& block, double scale) {
   for (int a = 0; a < 2; ++a)
-    for (int b = 0; b < 2; ++b) {
-      const int slot = slots.slot(a, b);
-      if (slot < 0) continue;
+    for (int b = 0; b <= a; ++b) {
+      const int base = bases.base(a, b);
+      if (base < 0) continue;
       const double sign = a == b ? scale : -scale;
-      for (int j = 0; j < D; ++j)
-        for (int i = 0; i < D; ++i) values[slot + j * slots.stride(b) + i] += sign * block(i, j);
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < (a == b ? i + 1 : D); ++j) band[base + i * bases.w + j] += sign * block(i, j);
     }
 }
 
-/// Adds scale * sum_k value_k G_k G_k^T over the positive terms of the spectrum through a bend
-/// element's slots. Each D x D block (a, b) with b >= a is computed once and written to both
-/// (a, b) and (b, a): the element matrix is symmetric, and this halves the arithmetic.
+/// Adds scale * sum_k value_k G_k G_k^T over the positive terms of the spectrum into the band.
+/// Lower block (a, b), a > b, is the transpose of sum_t (w_t G_b) G_a^T, diagonal block (a, a)
+/// sum_t (w_t G_a) G_a^T; the same products, in the same order, as when the upper triangle
+/// was summed too.
 template <int D>
-void scatter_projected_spectrum(double* values, ElementSlots<3> slots, const BendHessianSpectrum<D>& spectrum,
+void scatter_projected_spectrum(double* band, ElementBases<3> bases, const BendHessianSpectrum<D>& spectrum,
                                 double scale) {
   constexpr int kCount = BendHessianSpectrum<D>::kCount;
   double weight[kCount];
@@ -84,24 +86,21 @@ void scatter_projected_spectrum(double* values, ElementSlots<3> slots, const Ben
       terms[count++] = k;
     }
   for (int a = 0; a < 3; ++a)
-    for (int b = a; b < 3; ++b) {
-      Mat<D, D> block = Mat<D, D>::Zero();
+    for (int b = 0; b <= a; ++b) {
+      const int base = bases.base(a, b);
+      if (base < 0) continue;
+      Mat<D, D> block = Mat<D, D>::Zero();  // rows: vertex b, columns: vertex a
       for (int t = 0; t < count; ++t) {
         const Vec<3 * D>& g = spectrum.vector[terms[t]];
-        block.noalias() += (weight[t] * g.template segment<D>(a * D)) * g.template segment<D>(b * D).transpose();
+        block.noalias() += (weight[t] * g.template segment<D>(b * D)) * g.template segment<D>(a * D).transpose();
       }
-      const int slot_ab = slots.slot(a, b), slot_ba = slots.slot(b, a);
-      for (int j = 0; j < D; ++j) {
-        if (slot_ab >= 0)
-          for (int i = 0; i < D; ++i) values[slot_ab + j * slots.stride(b) + i] += block(i, j);
-        if (a == b || slot_ba < 0) continue;
-        for (int i = 0; i < D; ++i) values[slot_ba + j * slots.stride(a) + i] += block(j, i);
-      }
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < (a == b ? i + 1 : D); ++j) band[base + i * bases.w + j] += a == b ? block(i, j) : block(j, i);
     }
 }
 
-constexpr std::size_t kStretchSlots = 2 * 2 + 2;
-constexpr std::size_t kBendSlots = 3 * 3 + 3;
+constexpr std::size_t kStretchPairs = ElementBases<2>::kPairs;
+constexpr std::size_t kBendPairs = ElementBases<3>::kPairs;
 
 }  // namespace
 
@@ -151,6 +150,7 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
   for (std::size_t k = 0; k < model.loads.size(); ++k) loads_by_rod_[next_load[model.loads[k].rod]++] = static_cast<int>(k);
   rod_stretch_energy_.assign(rods, 0.0);
   rod_bend_energy_.assign(rods, 0.0);
+  thread_bands_.resize(1);
   build_pattern();
 }
 
@@ -209,30 +209,79 @@ void SystemAssembler::build_pattern() {
   matrix_ = Eigen::Map<const SparseMatrix>(n, n, static_cast<int>(inner.size()), outer.data(), inner.data(), zeros.data());
   matrix_.makeCompressed();
 
-  auto slots_of = [&](const int* dof, int k, std::vector<int>& out) {
-    for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b) {
-        const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
-        out.push_back(fa < 0 || fb < 0 ? -1 : find_slot(matrix_, fa, fb));
-      }
-    for (int b = 0; b < k; ++b) {
-      const int fb = layout.free_index(dof[b]);
-      out.push_back(fb < 0 ? 0 : matrix_.outerIndexPtr()[fb + 1] - matrix_.outerIndexPtr()[fb]);
-    }
-  };
-  stretch_slots_.clear();
-  bend_slots_.clear();
-  stretch_slots_.reserve(stretch_.size() * kStretchSlots);
-  bend_slots_.reserve(bend_.size() * kBendSlots);
-  for (const auto& e : stretch_) slots_of(e.dof, 2, stretch_slots_);
-  for (const auto& e : bend_) slots_of(e.dof, 3, bend_slots_);
   diagonal_slots_.resize(n);
   for (int i = 0; i < n; ++i) diagonal_slots_[i] = find_slot(matrix_, i, i);
+  const int* outer_index = matrix_.outerIndexPtr();
+  const int* inner_index = matrix_.innerIndexPtr();
 
-  // Each rod's columns (its free DOFs, contiguous) hold its values, contiguous too.
+  // Each rod's block: its free DOFs (contiguous) and its half-bandwidth.
   const int rods = static_cast<int>(model_.rods.size());
-  rod_values_.assign(rods + 1, 0);
-  for (int r = 0; r < rods; ++r) rod_values_[r + 1] = matrix_.outerIndexPtr()[layout.rod_free_range(r).second];
+  rod_free_.assign(rods + 1, 0);
+  rod_band_width_.assign(rods, 0);
+  std::vector<int> rod_of_free(n, -1);
+  std::size_t longest_band = 0;
+  for (int r = 0; r < rods; ++r) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    rod_free_[r] = begin;
+    rod_free_[r + 1] = end;
+    int w = 0;
+    for (int col = begin; col < end; ++col) {
+      rod_of_free[col] = r;
+      for (int k = outer_index[col]; k < outer_index[col + 1]; ++k) w = std::max(w, inner_index[k] - col);
+    }
+    rod_band_width_[r] = w;
+    longest_band = std::max(longest_band, static_cast<std::size_t>(band_length(end - begin, w)));
+  }
+  for (auto& band : thread_bands_) band.assign(longest_band, 0.0);
+
+  // Band bases of each element's lower blocks.
+  auto bases_of = [&](const int* dof, int k, std::vector<int>& out) {
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b <= a; ++b) {
+        const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
+        if (fa < 0 || fb < 0) {
+          out.push_back(-1);
+          continue;
+        }
+        const int r = rod_of_free[fa];
+        out.push_back(band_index(fa - rod_free_[r], fb - rod_free_[r], rod_band_width_[r]));
+      }
+  };
+  stretch_bases_.clear();
+  bend_bases_.clear();
+  stretch_bases_.reserve(stretch_.size() * kStretchPairs);
+  bend_bases_.reserve(bend_.size() * kBendPairs);
+  for (const auto& e : stretch_) bases_of(e.dof, 2, stretch_bases_);
+  for (const auto& e : bend_) bases_of(e.dof, 3, bend_bases_);
+
+  // The runs that copy each rod's band into matrix_: every stored entry (row, col) of the rod's
+  // columns comes from band entry (max(row, col), min(row, col)).
+  expand_runs_.clear();
+  rod_runs_.assign(rods + 1, 0);
+  for (int r = 0; r < rods; ++r) {
+    const int first = rod_free_[r], w = rod_band_width_[r];
+    for (int col = rod_free_[r]; col < rod_free_[r + 1]; ++col)
+      for (int k = outer_index[col]; k < outer_index[col + 1]; ++k) {
+        const int i = inner_index[k] - first, j = col - first;
+        const int source = i >= j ? band_index(i, j, w) : band_index(j, i, w);
+        ExpandRun* last = expand_runs_.size() > static_cast<std::size_t>(rod_runs_[r]) ? &expand_runs_.back() : nullptr;
+        if (last != nullptr && last->value_target + last->count == k &&
+            (last->count == 1 ? source > last->band_source
+                              : last->band_source + last->count * last->stride == source)) {
+          if (last->count == 1) last->stride = source - last->band_source;
+          ++last->count;
+        } else {
+          expand_runs_.push_back({source, k, 1, 1});
+        }
+      }
+    rod_runs_[r + 1] = static_cast<int>(expand_runs_.size());
+  }
+}
+
+void SystemAssembler::set_threads(int threads) {
+  threads_ = threads < 1 ? 1 : threads;
+  const std::size_t length = thread_bands_.empty() ? 0 : thread_bands_.front().size();
+  thread_bands_.assign(threads_, std::vector<double>(length, 0.0));
 }
 
 template <int D>
@@ -280,15 +329,16 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
 
 template <int D>
 void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianProjection projection,
-                                   double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, bool want_energy) {
+                                   double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, bool want_energy,
+                                   double* band) {
   const bool want_matrix = matrix_scale != 0.0;
   const bool want_product = w != nullptr && kw != nullptr;
   const bool want_hessian = want_matrix || want_product;
-  double* values = matrix_.valuePtr();
+  const int band_width = rod_band_width_[rod];
   const int dof_begin = rod_dofs_[rod], dof_end = rod_dofs_[rod + 1];
   gradient.segment(dof_begin, dof_end - dof_begin) = -gravity_force_.segment(dof_begin, dof_end - dof_begin);
   if (want_product) kw->segment(dof_begin, dof_end - dof_begin).setZero();
-  if (want_matrix) std::fill(values + rod_values_[rod], values + rod_values_[rod + 1], 0.0);
+  if (want_matrix) std::fill(band, band + band_length(rod_free_[rod + 1] - rod_free_[rod], band_width), 0.0);
   double stretch_energy_sum = 0.0, bend_energy_sum = 0.0;
 
   for (int k = rod_stretch_[rod]; k < rod_stretch_[rod + 1]; ++k) {
@@ -299,7 +349,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
     stretch_energy_sum += local.energy;
     gradient.segment<D>(e.dof[0]) -= local.gradient1;
     gradient.segment<D>(e.dof[1]) += local.gradient1;
-    if (want_matrix) scatter_stretch_block<D>(values, ElementSlots<2>{&stretch_slots_[k * kStretchSlots]}, local.block, matrix_scale);
+    if (want_matrix) scatter_stretch_block<D>(band, ElementBases<2>{&stretch_bases_[k * kStretchPairs], band_width}, local.block, matrix_scale);
     if (want_product) {
       const Vec<D> f = local.block * (w->segment<D>(e.dof[1]) - w->segment<D>(e.dof[0]));
       kw->segment<D>(e.dof[0]) -= f;
@@ -318,7 +368,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
       bend_energy_sum += local.energy;
       scatter_add<D>(gradient, e.dof, local.gradient);
       if (!want_hessian) continue;
-      if (want_matrix) scatter_projected_spectrum<D>(values, ElementSlots<3>{&bend_slots_[k * kBendSlots]}, local.spectrum, matrix_scale);
+      if (want_matrix) scatter_projected_spectrum<D>(band, ElementBases<3>{&bend_bases_[k * kBendPairs], band_width}, local.spectrum, matrix_scale);
       if (want_product) {
         // K w from the rank-one terms: sum of value G (G . w), no 9 x 9 product.
         const Vec<3 * D> local_w = gather<D>(*w, e.dof);
@@ -336,7 +386,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
       h = projection == HessianProjection::Exact ? bend_hessian<D>(s, e.rest_angle, e.stiffness)
                                                  : bend_hessian_gauss_newton<D>(s, e.rest_angle, e.stiffness);
     }
-    if (want_matrix) scatter_matrix<D, 3>(values, ElementSlots<3>{&bend_slots_[k * kBendSlots]}, h, matrix_scale);
+    if (want_matrix) scatter_matrix<D, 3>(band, ElementBases<3>{&bend_bases_[k * kBendPairs], band_width}, h, matrix_scale);
     if (want_product) scatter_add<D>(*kw, e.dof, Vec<3 * D>(h * gather<D>(*w, e.dof)));
   }
   rod_stretch_energy_[rod] = stretch_energy_sum;
@@ -349,26 +399,49 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
   }
 }
 
+void SystemAssembler::add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal) {
+  const int first = rod_free_[rod], w = rod_band_width_[rod];
+  if (matrix_diagonal != nullptr) {
+    const int dof_begin = rod_dofs_[rod], dof_end = rod_dofs_[rod + 1];
+    for (int dof = dof_begin; dof < dof_end; ++dof) {
+      const int f = model_.layout.free_index(dof);
+      if (f >= 0) band[band_index(f - first, f - first, w)] += (*matrix_diagonal)[dof];
+    }
+  }
+  double* values = matrix_.valuePtr();
+  for (int k = rod_runs_[rod]; k < rod_runs_[rod + 1]; ++k) {
+    const ExpandRun& run = expand_runs_[k];
+    const double* from = band + run.band_source;
+    double* to = values + run.value_target;
+    // One loop for both strides: runs are short (a vertex's neighbours, 15 entries per column
+    // in 3D), too short for a library copy's call to pay off.
+    for (int r = 0; r < run.count; ++r) to[r] = from[static_cast<std::ptrdiff_t>(r) * run.stride];
+  }
+}
+
 void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                                VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential,
-                               const RodCallback& after_rod) {
+                               const RodCallback& after_rod, const VecX* matrix_diagonal) {
   const int rods = static_cast<int>(model_.rods.size());
   gradient.resize(x.size());
   if (w != nullptr && stiffness_times_w != nullptr) stiffness_times_w->resize(x.size());
   const bool want_energy = potential != nullptr;
-  if (model_.dimension == 2) {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r) {
-      assemble_rod<2>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
-      if (after_rod) after_rod(r);
+  const bool want_matrix = matrix_scale != 0.0;
+  auto assemble_one = [&](int r) {
+    double* band = thread_bands_[omp_get_thread_num()].data();
+    if (model_.dimension == 2)
+      assemble_rod<2>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy, band);
+    else
+      assemble_rod<3>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy, band);
+    BandView block;
+    if (want_matrix) {
+      add_diagonal_and_expand(r, band, matrix_diagonal);
+      block = {band, rod_free_[r + 1] - rod_free_[r], rod_band_width_[r]};
     }
-  } else {
+    if (after_rod) after_rod(r, block);
+  };
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r) {
-      assemble_rod<3>(r, x, time, projection, matrix_scale, gradient, w, stiffness_times_w, want_energy);
-      if (after_rod) after_rod(r);
-    }
-  }
+  for (int r = 0; r < rods; ++r) assemble_one(r);
   if (want_energy) *potential = sum_rod_energies(x, time);
 }
 

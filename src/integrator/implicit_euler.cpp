@@ -42,10 +42,20 @@ EnergyBreakdown ImplicitEuler::energies(const State& state) const {
 }
 
 bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, const char* what) const {
-  // The first non-finite entry: a min-reduction, so the answer is the same for every thread count.
   const int size = static_cast<int>(values.size());
-  int first = size;
   const int threads = settings_.threads;
+  // Usually all are finite: Eigen's vectorised test, a chunk per thread, says so in one pass.
+  const int chunks = threads > 1 && size > kParallelDofs ? threads : 1;
+  bool finite = true;
+#pragma omp parallel for schedule(static) num_threads(threads) if (chunks > 1) reduction(&& : finite)
+  for (int c = 0; c < chunks; ++c) {
+    const int begin = static_cast<int>(static_cast<long>(size) * c / chunks);
+    const int end = static_cast<int>(static_cast<long>(size) * (c + 1) / chunks);
+    finite = finite && values.segment(begin, end - begin).allFinite();
+  }
+  if (finite) return false;
+  // The first non-finite entry: a min-reduction, so the answer is the same for every thread count.
+  int first = size;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && size > kParallelDofs) reduction(min : first)
   for (int dof = 0; dof < size; ++dof)
     if (!std::isfinite(values[dof])) first = std::min(first, dof);
@@ -140,7 +150,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     return report;
 
   // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
-  VecX v = v0;
+  VecX& v = velocity_;  // kept buffers, swapped into the state at the end: no allocation
+  v = v0;
   // Linearization::Predicted starts Newton from the velocity extrapolated from the last two
   // steps of this same run, v~ = v0 + (h / h_prev) (v0 - v_prev), a second-order guess of v1
   // for smooth motion; one Newton iteration from there is then as accurate as several from
@@ -184,7 +195,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   }
   if (settings_.linearization == Linearization::Predicted) previous_v0_ = v0;
   previous_h_ = h;
-  VecX x_lin = x0;
+  // Where the system is linearised: x0 for Baraff-Witkin's first solve, else x0 + h v (kept
+  // in linearization_point_).
+  const VecX* x_lin = &x0;
   auto& preconditioner = solver_.preconditioner();
   preconditioner.reset_applications();
   // Eigen's thread count is global; its parallel sparse product (row by row, in CG) is the
@@ -209,8 +222,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     // iteration where the current iterate puts the rod.
     const bool at_start = iteration == 0 && !from_guess;
     if (!at_start) {
-      x_lin = x0 + h * v;
-      if (iteration > 0 && (find_non_finite(x_lin, report, "position") || find_collapsed_edge(x_lin, report))) break;
+      linearization_point_ = x0 + h * v;
+      x_lin = &linearization_point_;
+      if (iteration > 0 && (find_non_finite(*x_lin, report, "position") || find_collapsed_edge(*x_lin, report))) break;
     }
 
     const Clock::time_point assembly_start = Clock::now();
@@ -220,39 +234,40 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     if (with_product) {
       w_.resize(x0.size());
       for_each_entry(static_cast<int>(x0.size()), settings_.threads,
-                     [&](int i) { w_[i] = h * (x0[i] + h * v[i] - x_lin[i]) + (h * beta) * v[i]; });
+                     [&](int i) { w_[i] = h * (x0[i] + h * v[i] - (*x_lin)[i]) + (h * beta) * v[i]; });
     }
     // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs, and the
     // right-hand side -r. Without contact each rod's block is built and factored for the
     // preconditioner as soon as the rod is assembled, while its values are in cache; contact
     // may change the system first, so there the preconditioner factors it in the solve.
     SparseMatrix& system = assembler_.matrix();
-    double* values = system.valuePtr();
+    const double* values = system.valuePtr();
     rhs_free_.resize(n_free);
     residual_.resize(layout.dof_count());
-    const int* diagonal = assembler_.diagonal_slots().data();
     const double mass_scale = 1.0 + h * alpha;
+    if (!(system_mass_scale_ == mass_scale && system_mass_.size() == mass_.size())) {
+      system_mass_ = mass_scale * mass_;
+      system_mass_scale_ = mass_scale;
+    }
     auto build_dofs = [&](int begin, int end) {
       for (int dof = begin; dof < end; ++dof) {
         residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof];
         if (with_product) residual_[dof] += product_[dof];
         const int f = layout.free_index(dof);
-        if (f < 0) continue;
-        values[diagonal[f]] += mass_scale * mass_[dof];
-        rhs_free_[f] = -residual_[dof];
+        if (f >= 0) rhs_free_[f] = -residual_[dof];
       }
     };
     const bool factor_per_rod = !contact;
     if (factor_per_rod) preconditioner.prepare_blocks(system);
-    const SystemAssembler::RodCallback build_rod = [&](int rod) {
+    const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
       const auto [begin, end] = assembler_.rod_dofs(rod);
       build_dofs(begin, end);
-      preconditioner.factorize_block(rod, values);
+      preconditioner.factorize_block(rod, values, block);
     };
     EnergyBreakdown potential_at_lin;
-    assembler_.assemble(x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
+    assembler_.assemble(*x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
                         with_product ? &product_ : nullptr, &potential_at_lin,
-                        factor_per_rod ? build_rod : SystemAssembler::RodCallback{});
+                        factor_per_rod ? build_rod : SystemAssembler::RodCallback{}, &system_mass_);
     if (factor_per_rod) {
       preconditioner.declare_blocks_factored(values);
     } else {
@@ -281,12 +296,17 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     report.newton_iterations = iteration + 1;
     // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
     // in CG) is named by the vertex where it appears; v is local, so the state stays as it was.
-    dv_.resize(layout.dof_count());
-    for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
+    const int dofs = layout.dof_count();
+    dv_.resize(dofs);
+    bool finite = true;  // checked in the same pass; the search for the message only on failure
+    const int threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(&& : finite)
+    for (int dof = 0; dof < dofs; ++dof) {
       const int f = layout.free_index(dof);
       dv_[dof] = f >= 0 ? dv_free_[f] : 0.0;
-    });
-    if (find_non_finite(dv_, report, "velocity")) break;
+      finite = finite && std::isfinite(dv_[dof]);
+    }
+    if (!finite && find_non_finite(dv_, report, "velocity")) break;
     if (!solved || solver_.info() != Eigen::Success) {
       std::ostringstream message;
       message << "conjugate gradient did not converge: relative residual " << solver_.error()
@@ -343,12 +363,14 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   report.cg_iterations = static_cast<int>(preconditioner.applications());
 
   if (report.ok) {
-    VecX x1(x0.size());
+    // The end positions in a kept buffer (swapped with the state's below): no allocation.
+    VecX& x1 = end_positions_;
+    x1.resize(x0.size());
     for_each_entry(static_cast<int>(x0.size()), settings_.threads, [&](int i) { x1[i] = x0[i] + h * v[i]; });
     // The edges back to the lengths the last linear solve saw (see SolverSettings), and the
     // velocity that moves the rod there. Not with colliders: it could move a vertex into one.
     if (settings_.length_correction && !contact) {
-      const LengthCorrection::Outcome corrected = length_correction_.apply(x_lin, x1);
+      const LengthCorrection::Outcome corrected = length_correction_.apply(*x_lin, x1);
       report.length_correction_iterations = corrected.iterations;
       report.uncorrected_rods = corrected.uncorrected_rods;
       for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
@@ -358,8 +380,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     }
     if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {
       if (contact) contact_.report(x1, h, report.contact);
-      state.positions = std::move(x1);
-      state.velocities = std::move(v);
+      state.positions.swap(x1);
+      state.velocities.swap(v);
       if (settings_.linearization == Linearization::Predicted) {  // only the guess needs them
         last_end_v_ = state.velocities;
         last_end_x_ = state.positions;

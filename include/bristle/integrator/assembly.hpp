@@ -4,10 +4,17 @@
 ///
 /// The sparsity pattern of the free-free stiffness block is built once per model, straight
 /// from the elements' vertex adjacency (no triplet list, whose 117 entries per vertex would
-/// dominate peak memory); each element stores where its D x D blocks live in the matrix's
-/// value array, so a step fills the values in place (no sort, no allocation). Fixed DOFs are
-/// eliminated: blocks touching a fixed vertex are not stored. The coupling they carry
-/// (K_free,fixed u) is still available through the product K w that assemble() can form.
+/// dominate peak memory). Fixed DOFs are eliminated: blocks touching a fixed vertex are not
+/// stored. The coupling they carry (K_free,fixed u) is still available through the product
+/// K w that assemble() can form.
+///
+/// Each rod's block is summed first in a small band (the lower triangle in band storage,
+/// math/band_storage.hpp, one per thread, reused rod after rod so it stays in cache): each
+/// element stores where its D x D lower blocks start in its rod's band, so a step fills the
+/// values in place (no sort, no allocation). The band is then copied out into the compressed
+/// matrix, both triangles, along runs precomputed from the pattern. Summing the lower
+/// triangle only halves the scattered writes, the matrix is exactly symmetric, and the caller
+/// can factor the rod's block straight from the band (RodCallback) with no gather.
 ///
 /// Threads. Elements are grouped by rod; a rod's elements touch only its own DOFs, gradient
 /// entries and matrix entries, so rods are assembled in parallel (OpenMP, `set_threads`)
@@ -17,6 +24,7 @@
 #include <functional>
 #include <vector>
 
+#include "bristle/math/band_storage.hpp"
 #include "bristle/math/types.hpp"
 #include "bristle/model/model.hpp"
 
@@ -66,23 +74,27 @@ class SystemAssembler {
   EnergyBreakdown potential_energies(const VecX& x, double time) const;
 
   /// Gradient of the potential energy at x (all DOFs, fixed ones included).
-  /// With `matrix_scale` != 0, also overwrites matrix() with matrix_scale * K_ff, K the
-  /// element Hessians after `projection`. With `w` non-null, also writes K w (all DOFs, the
-  /// same K, fixed columns included) to `stiffness_times_w`.
+  /// With `matrix_scale` != 0, also overwrites matrix() with matrix_scale * K_ff + diag(d_f),
+  /// K the element Hessians after `projection` and d_f the free DOFs' entries of
+  /// `matrix_diagonal` (all DOFs; none added when null). With `w` non-null, also writes K w
+  /// (all DOFs, the same K, fixed columns included) to `stiffness_times_w`.
   /// With `potential` non-null, also writes the potential energies at x (as potential_energies).
-  /// With `after_rod`, calls it with each rod's index as soon as that rod's gradient, matrix
-  /// values and K w entries are final (on the thread that assembled the rod, while its values
-  /// are in cache): the caller can build and factor the rod's block of the system there.
-  using RodCallback = std::function<void(int rod)>;
+  /// With `after_rod`, calls it with each rod's index and its block of matrix() (lower
+  /// triangle, band storage; empty when matrix_scale is 0) as soon as that rod's gradient,
+  /// matrix values and K w entries are final, on the thread that assembled the rod, while
+  /// its values are in cache: the caller can build and factor the rod's block there. The
+  /// band is valid only during the call.
+  using RodCallback = std::function<void(int rod, const BandView& block)>;
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                 VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr,
-                EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {});
+                EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {},
+                const VecX* matrix_diagonal = nullptr);
 
   /// [begin, end) of rod r's DOFs (all of them, fixed ones included).
   std::pair<int, int> rod_dofs(int rod) const { return {rod_dofs_[rod], rod_dofs_[rod + 1]}; }
 
   /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
-  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+  void set_threads(int threads);
   int threads() const { return threads_; }
 
   /// Index into stretch_elements() of the first edge of zero (or non-finite) length at x,
@@ -102,7 +114,8 @@ class SystemAssembler {
  private:
   template <int D>
   void assemble_rod(int rod, const VecX& x, double time, HessianProjection projection, double matrix_scale,
-                    VecX& gradient, const VecX* w, VecX* kw, bool want_energy);
+                    VecX& gradient, const VecX* w, VecX* kw, bool want_energy, double* band);
+  void add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal);
   template <int D>
   void rod_energies(int rod, const VecX& x) const;
   EnergyBreakdown sum_rod_energies(const VecX& x, double time) const;
@@ -113,19 +126,32 @@ class SystemAssembler {
   VecX gravity_force_;  // m_i g per DOF
   std::vector<StretchElement> stretch_;
   std::vector<BendElement> bend_;
-  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_, DOFs
-  // [rod_dofs_[r], rod_dofs_[r + 1]) and matrix values [rod_values_[r], rod_values_[r + 1]).
-  std::vector<int> rod_stretch_, rod_bend_, rod_dofs_, rod_values_;
+  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_, and DOFs
+  // [rod_dofs_[r], rod_dofs_[r + 1]).
+  std::vector<int> rod_stretch_, rod_bend_, rod_dofs_;
   // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
   std::vector<int> rod_loads_, loads_by_rod_;
   // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).
   mutable std::vector<double> rod_stretch_energy_, rod_bend_energy_;
   SparseMatrix matrix_;
-  // For each element: for each (row vertex a, column vertex b) the index in matrix_.valuePtr()
-  // of entry (free(a), free(b)), or -1 when a or b is fixed; then for each vertex b the length
-  // of its columns (its D columns hold the same rows, so they are that far apart).
-  std::vector<int> stretch_slots_;
-  std::vector<int> bend_slots_;
+  // Rod r's block: its free DOFs [rod_free_[r], rod_free_[r + 1]) and half-bandwidth
+  // rod_band_width_[r].
+  std::vector<int> rod_free_, rod_band_width_;
+  // For each element: for each vertex pair (a, b) with a >= b, in the order (0, 0), (1, 0),
+  // (1, 1), (2, 0), ..., the band index of entry (free(a), free(b)) in its rod's band, or -1
+  // when a or b is fixed. Entry (free(a) + i, free(b) + j) is then at base + i w + j.
+  std::vector<int> stretch_bases_;
+  std::vector<int> bend_bases_;
+  // Copying a rod's band into matrix_: value_target[0 .. count) = band[band_source + r stride].
+  // A column's entries above and on the diagonal are consecutive in the band (stride 1), those
+  // below it w apart. Rod r's runs are expand_runs_[rod_runs_[r], rod_runs_[r + 1]).
+  struct ExpandRun {
+    int band_source, value_target, count, stride;
+  };
+  std::vector<ExpandRun> expand_runs_;
+  std::vector<int> rod_runs_;
+  // One band per thread, as long as the longest rod's.
+  std::vector<std::vector<double>> thread_bands_;
   std::vector<int> diagonal_slots_;
 };
 

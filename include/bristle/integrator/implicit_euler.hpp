@@ -149,12 +149,16 @@ class ImplicitEuler {
   SolverSettings settings_;
   SystemAssembler assembler_;
   VecX mass_;          // per DOF
+  // (1 + h alpha) M, the system's diagonal term, kept while h alpha stays the same.
+  VecX system_mass_;
+  double system_mass_scale_ = 0.0;
   Solver solver_;
   ContactSolver contact_;  // contact/: active only when the model has colliders
   LengthCorrection length_correction_;
   // Scratch, sized once.
   VecX gradient_, product_, w_, residual_, rhs_free_, dv_free_, warm_start_;
-  VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_, guess_;
+  VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_, guess_, end_positions_, velocity_,
+      linearization_point_;
   double report_time_ = 0.0;
   // For Linearization::Predicted: the previous step's start velocity and step, and the state
   // it ended in (to recognise the next step as its continuation).

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bristle/math/band_storage.hpp"
 #include "bristle/math/types.hpp"
 
 namespace bristle {
@@ -76,6 +77,10 @@ class RodBlockPreconditioner {
   }
   /// Factors block b (false: not positive definite; it falls back to Jacobi).
   bool factorize_block(int b, const double* values);
+  /// The same, from the block's lower triangle in band storage (the assembler's RodCallback
+  /// hands it over): copied whole, with no gather, when it has the block's size and
+  /// half-bandwidth (both come from the same pattern), else gathered from `values`.
+  bool factorize_block(int b, const double* values, const BandView& lower);
   void declare_blocks_factored(const double* values) {
     factored_in_place_ = true;
     factored_values_ = values;
@@ -113,7 +118,7 @@ class RodBlockPreconditioner {
   struct Block {
     int begin = 0, size = 0, half_bandwidth = 0;
     bool factored = false;
-    std::vector<double> band;  // row i holds L(i, i-w .. i), the diagonal as 1 / L(i, i)
+    std::vector<double> band;  // L in band storage (math/band_storage.hpp), the diagonal as 1 / L(i, i)
     // The block's lower-triangle entries, as runs: a column's entries on consecutive rows sit
     // side by side in the matrix's value array and w apart in the band (row i of column j is
     // band[i w + j + w]), so each run is copied with no index per entry. band_gaps are the band
@@ -121,6 +126,8 @@ class RodBlockPreconditioner {
     // fill-in makes them nonzero).
     std::vector<CopyRun> runs;
     std::vector<int> band_gaps;
+    // Rows below the diagonal of each column of L that can be nonzero (at most w).
+    std::vector<unsigned char> column_counts;
   };
 
   void analyze_compressed(int n, const int* outer, const int* inner);
