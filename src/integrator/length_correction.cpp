@@ -56,9 +56,10 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
   const int first = rod_first_vertex_[rod];
   const int edges = rod_first_vertex_[rod + 1] - first - 1;
   const double* inverse_mass = inverse_mass_.data() + first;
-  s.resize((5 + D) * static_cast<std::size_t>(edges) + D * static_cast<std::size_t>(edges + 1));
+  s.resize((6 + D) * static_cast<std::size_t>(edges) + D * static_cast<std::size_t>(edges + 1));
   double* target2 = s.data();               // L_j^2
-  double* inverse_pivot = target2 + edges;  // Thomas: 1 / modified diagonal
+  double* allowed = target2 + edges;        // kTolerance L_j^2: the violation that counts as corrected
+  double* inverse_pivot = allowed + edges;  // Thomas: 1 / modified diagonal
   double* upper = inverse_pivot + edges;    // A_{j, j+1}
   double* lambda = upper + edges;           // right-hand side, then solution
   double* edge_weight = lambda + edges;     // w_j + w_{j+1}; 0 for an edge that cannot move
@@ -67,13 +68,13 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
   auto vertex = [&](int i) { return x.template segment<D>(vertex_dof_[first + i]); };
   for (int i = 0; i <= edges; ++i) Eigen::Map<Vec<D>>(original + D * i) = vertex(i);
   auto edge_at = [&](int j) { return Eigen::Map<Vec<D>>(edge + D * j); };
-  // C_j = |e_j|^2 - L_j^2 (in lambda until the solve), e_j in `edge`; the largest relative
-  // violation over the movable edges.
-  double worst = 0.0;
+  // C_j = |e_j|^2 - L_j^2 (in lambda until the solve), e_j in `edge`; whether a movable
+  // edge's relative violation |C_j| / L_j^2 is above kTolerance (compared without a division).
+  bool violated = false;
   auto set_violation = [&](int j, const Vec<D>& e) {
     edge_at(j) = e;
     const double violation = edge_weight[j] > 0.0 ? e.squaredNorm() - target2[j] : 0.0;
-    worst = std::max(worst, std::abs(violation) / target2[j]);
+    violated |= !(std::abs(violation) <= allowed[j]);
     lambda[j] = violation;
   };
   for (int j = 0; j < edges; ++j) {
@@ -83,11 +84,12 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
     const double target = e_lin.dot(e) / e_lin.norm();
     // An edge the solve turned by more than a right angle has no sensible linearised length.
     target2[j] = target > 0.0 ? target * target : e.squaredNorm();
+    allowed[j] = kTolerance * target2[j];
     edge_weight[j] = inverse_mass[j] + inverse_mass[j + 1];
     set_violation(j, e);
   }
   int iteration = 0;
-  for (; iteration < kMaxIterations && worst > kTolerance; ++iteration) {
+  for (; iteration < kMaxIterations && violated; ++iteration) {
     // (grad C M^-1 grad C^T) lambda = C, grad C_j = 2 e_j at vertex j + 1 and -2 e_j at vertex
     // j: symmetric tridiagonal, SPD on the movable edges, solved by the Thomas algorithm.
     // A_jj = 4 |e_j|^2 (w_j + w_{j+1}), A_{j,j+1} = -4 (e_j . e_{j+1}) w_{j+1}; an edge that
@@ -115,7 +117,7 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
     // this iteration's edges. Edge i - 1 is final once vertex i has moved, and its new
     // violation is taken in the same pass (vertex i + 1 needs only the old e_i).
     double lambda_previous = 0.0;  // lambda_{i-1} of this solve (lambda[i - 1] is overwritten)
-    worst = 0.0;
+    violated = false;
     for (int i = 0; i <= edges; ++i) {
       const double lambda_i = i < edges ? lambda[i] : 0.0;
       if (inverse_mass[i] != 0.0) {
