@@ -156,6 +156,7 @@ struct EdgeFrames {
   Vec<D> t1, m1, t2, m2;
   Vec3 b = Vec3::UnitZ();
   bool degenerate = false;  // 3D, v1 parallel to v2: b is any perpendicular
+  double tan_half = 0.0;    // 3D: tan(theta / 2), from the same products as theta (no std::tan)
 };
 
 /// The edges' lengths, their inverses and unit tangents: one division per edge.
@@ -182,8 +183,16 @@ EdgeFrames<3> edge_frames(const Vec3& v1, const Vec3& v2) {
   EdgeFrames<3> f;
   const Vec3 c = v1.cross(v2);
   const double c_norm = c.norm();
-  f.theta = std::atan2(c_norm, v1.dot(v2));
+  const double dot = v1.dot(v2);
+  f.theta = std::atan2(c_norm, dot);
   set_lengths_and_tangents(f, v1, v2);
+  // tan(theta/2) = sin / (1 + cos) = (1 - cos) / sin, in whichever form subtracts nothing:
+  // with |v1 x v2| = l1 l2 sin and v1 . v2 = l1 l2 cos.
+  const double l1_l2 = f.l1 * f.l2;
+  if (dot >= 0.0)
+    f.tan_half = c_norm / (l1_l2 + dot);
+  else
+    f.tan_half = c_norm > 0.0 ? (l1_l2 - dot) / c_norm : std::tan(0.5 * f.theta);
   if (c_norm > 0.0) {
     f.b = binormal_from_cross(c, f.t1);
   } else {
@@ -215,8 +224,8 @@ Vec<3 * D> node_vector(const EdgeFrames<D>& f, double alpha1, double beta1, doub
 /// rest angle d = theta and the second tends to 2 at straight; otherwise it has no limit
 /// there (the cone of the unsigned angle) and is -infinity. 0 * infinity is taken as 0 (a
 /// rest shape folded exactly onto itself).
-void out_of_plane_eigenvalues(double theta, double rest_angle, double d, double& symmetric, double& antisymmetric) {
-  const double tan_half = std::tan(0.5 * theta);
+void out_of_plane_eigenvalues(double theta, double tan_half, double rest_angle, double d, double& symmetric,
+                              double& antisymmetric) {
   symmetric = d == 0.0 ? 0.0 : -d * tan_half;
   if (rest_angle == 0.0) {
     antisymmetric = theta > 0.0 ? theta / tan_half : 2.0;  // theta cot(theta/2) -> 2
@@ -260,7 +269,7 @@ BendHessianSpectrum<D> spectrum_from_frames(const EdgeFrames<D>& f, double rest_
   out.value[3] = -stiffness * d * d / (1.0 + r);  // 1 - r without cancellation
   if constexpr (D == 3) {
     double symmetric = 0.0, antisymmetric = 0.0;
-    out_of_plane_eigenvalues(f.theta, rest_angle, d, symmetric, antisymmetric);
+    out_of_plane_eigenvalues(f.theta, f.tan_half, rest_angle, d, symmetric, antisymmetric);
     out.value[4] = stiffness * symmetric;
     out.value[5] = stiffness * antisymmetric;
   }
@@ -414,7 +423,7 @@ BendLocal<D> bend_local_bending_modes(const BendStencil<D>& s, double rest_angle
   if constexpr (D == 3) {
     // Out-of-plane relative rotation: the antisymmetric eigenpair of O, kept when positive.
     double symmetric = 0.0, antisymmetric = 0.0;
-    out_of_plane_eigenvalues(f.theta, rest_angle, d, symmetric, antisymmetric);
+    out_of_plane_eigenvalues(f.theta, f.tan_half, rest_angle, d, symmetric, antisymmetric);
     if (antisymmetric > 0.0) {
       const double h = 1.0 / std::sqrt(2.0);
       out.spectrum.value[5] = stiffness * antisymmetric;

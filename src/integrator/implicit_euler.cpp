@@ -237,9 +237,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
                      [&](int i) { w_[i] = h * (x0[i] + h * v[i] - (*x_lin)[i]) + (h * beta) * v[i]; });
     }
     // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs, and the
-    // right-hand side -r. Without contact each rod's block is built and factored for the
-    // preconditioner as soon as the rod is assembled, while its values are in cache; contact
-    // may change the system first, so there the preconditioner factors it in the solve.
+    // right-hand side -r. Without contact each rod's block is built, factored and solved as
+    // soon as the rod is assembled, while its values are in cache; contact may change the
+    // system first, so there the preconditioner factors it in the solve.
     SparseMatrix& system = assembler_.matrix();
     const double* values = system.valuePtr();
     rhs_free_.resize(n_free);
@@ -257,19 +257,25 @@ StepReport ImplicitEuler::step(State& state, double dt) {
         if (f >= 0) rhs_free_[f] = -residual_[dof];
       }
     };
-    const bool factor_per_rod = !contact;
-    if (factor_per_rod) preconditioner.prepare_blocks(system);
+    const bool solve_per_rod = !contact;
+    if (solve_per_rod) {
+      preconditioner.prepare_blocks(system);
+      guess_.resize(n_free);
+    }
+    // Each rod's block solved where it is made, into CG's starting guess (see the solve below).
     const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
       const auto [begin, end] = assembler_.rod_dofs(rod);
       build_dofs(begin, end);
-      preconditioner.factorize_block(rod, values, block);
+      const auto [free_begin, free_end] = layout.rod_free_range(rod);
+      for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
+      preconditioner.solve_block_in_place(rod, block, guess_.data() + free_begin);
     };
     EnergyBreakdown potential_at_lin;
     assembler_.assemble(*x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
                         with_product ? &product_ : nullptr, &potential_at_lin,
-                        factor_per_rod ? build_rod : SystemAssembler::RodCallback{}, &system_mass_);
-    if (factor_per_rod) {
-      preconditioner.declare_blocks_factored(values);
+                        solve_per_rod ? build_rod : SystemAssembler::RodCallback{}, &system_mass_);
+    if (solve_per_rod) {
+      preconditioner.declare_blocks_solved(values);
     } else {
       for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) { build_dofs(dof, dof + 1); });
     }
@@ -283,12 +289,11 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       solved = contact_.solve(system, rhs_free_, x0, v, h, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(),
                               linear_solve, dv_free_);
     } else {
-      // Without contact the rods are uncoupled and the per-rod factors solve the system
-      // exactly: their solution is CG's starting guess, and CG checks its residual (one
-      // product) and iterates only if it is not yet within cg_tolerance.
+      // Without contact the rods are uncoupled and the per-rod solves during assembly solved
+      // the system exactly: their solution is CG's starting guess, and CG checks its
+      // residual (one product) and iterates only if it is not yet within cg_tolerance (then
+      // the preconditioner forms the rods' factors for its iterations).
       solver_.compute(system);
-      guess_ = rhs_free_;
-      preconditioner.solve_in_place(guess_);
       dv_free_ = solver_.solveWithGuess(rhs_free_, guess_);
     }
     report.solve_seconds += seconds_since(solve_start);

@@ -196,7 +196,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
         const int index = i * stride + (k - i + w);
         if (!filled[index]) block.band_gaps.push_back(index);
       }
-    block.band.assign(static_cast<std::size_t>(block.size) * stride, 0.0);
+    block.band.clear();
     // Column j's rows that can be nonzero in L: those i <= j + w with f_i <= j, f_i the first
     // stored column of row i (the first stored row of column i: the pattern is symmetric).
     std::vector<int> first_column(block.size);
@@ -225,6 +225,7 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   if (block.size <= 0) return true;
   const int w = block.half_bandwidth;
   // The block's lower triangle into band storage.
+  block.band.resize(band_length(block.size, w));
   double* band = block.band.data();
   for (int gap : block.band_gaps) band[gap] = 0.0;
   for (const CopyRun& run : block.runs) {
@@ -236,15 +237,26 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   return block.factored;
 }
 
-bool RodBlockPreconditioner::factorize_block(int b, const double* values, const BandView& lower) {
+bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, double* x) {
   Block& block = factors_[b];
-  if (lower.values == nullptr || lower.size != block.size || lower.half_bandwidth != block.half_bandwidth)
-    return factorize_block(b, values);
   block.factored = false;
   if (block.size <= 0) return true;
-  std::copy(lower.values, lower.values + band_length(block.size, block.half_bandwidth), block.band.data());
-  block.factored = banded_cholesky(block.band.data(), block.size, block.half_bandwidth, block.column_counts.data());
-  return block.factored;
+  if (lower.values == nullptr || lower.size != block.size || lower.half_bandwidth != block.half_bandwidth) return false;
+  if (!banded_cholesky(lower.values, block.size, block.half_bandwidth, block.column_counts.data())) return false;
+  banded_solve(lower.values, block.size, block.half_bandwidth, x);
+  block.factored = true;
+  return true;
+}
+
+void RodBlockPreconditioner::declare_blocks_solved(const double* values) {
+  ++applications_;
+  failed_blocks_ = 0;
+  for (const Block& block : factors_)
+    if (block.size > 0 && !block.factored) ++failed_blocks_;
+  // The factors live in the callers' bands, now gone: none is kept until a solve() needs them.
+  for (Block& block : factors_) block.factored = false;
+  solved_in_place_ = true;
+  solved_values_ = values;
 }
 
 void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const int* inner,
@@ -275,6 +287,14 @@ void RodBlockPreconditioner::finish_factorization(const double* values) {
 }
 
 void RodBlockPreconditioner::apply_in_place(VecX& x) const {
+  if (factorization_pending_) {
+    // The blocks were solved in place and CG needs the factors after all. solve() is const in
+    // Eigen's preconditioner concept; forming the factors here fills a cache and changes no
+    // result (the same bits as factorize()).
+    auto* self = const_cast<RodBlockPreconditioner*>(this);
+    self->factorization_pending_ = false;
+    self->factorize_compressed(analyzed_n_, analyzed_outer_, analyzed_inner_, solved_values_);
+  }
   ++applications_;
   for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) x[jacobi_dofs_[j]] *= jacobi_inverse_[j];
   // Blocks two by two: a pair of factored blocks of the same shape (the usual case, rods of

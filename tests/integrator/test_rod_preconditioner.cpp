@@ -179,7 +179,7 @@ TEST_CASE("integrator preconditioner: CG converges in one preconditioned iterati
   }
 }
 
-TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals dense, from the matrix and from a band") {
+TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals dense, from the matrix and in place") {
   // Rows whose first stored column lies closer than w (a rod's band: a vertex's first DOF
   // reaches fewer columns back than its last). The factorisation skips the rows of a column
   // outside their envelope; the envelope is irregular here, and not monotone.
@@ -205,16 +205,43 @@ TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals
   const VecX x = from_matrix.solve(b);
   CHECK((x - expected).cwiseAbs().maxCoeff() <= 1e-13 * expected.cwiseAbs().maxCoeff());
 
-  // The same block handed over in band storage (as the assembler does): the same bits.
+  // The same block handed over in band storage and solved in place (as the integrator does):
+  // the same bits, and no factor formed until a solve() asks for one.
   std::vector<double> band(band_length(n, w), 0.0);
   for (int i = 0; i < n; ++i)
     for (int k = std::max(0, i - w); k <= i; ++k) band[band_index(i, k, w)] = a(i, k);
-  RodBlockPreconditioner from_band;
-  from_band.set_blocks({{0, n}});
-  from_band.prepare_blocks(sparse);
-  CHECK(from_band.factorize_block(0, sparse.valuePtr(), BandView{band.data(), n, w}));
-  from_band.declare_blocks_factored(sparse.valuePtr());
-  from_band.compute(sparse);
-  const VecX y = from_band.solve(b);
+  RodBlockPreconditioner in_place;
+  in_place.set_blocks({{0, n}});
+  in_place.prepare_blocks(sparse);
+  VecX z = b;
+  CHECK(in_place.solve_block_in_place(0, BandView{band.data(), n, w}, z.data()));
+  in_place.declare_blocks_solved(sparse.valuePtr());
+  CHECK(in_place.applications() == 1);
+  CHECK((z - x).cwiseAbs().maxCoeff() == 0.0);
+  in_place.compute(sparse);
+  CHECK(in_place.factorization_pending());
+  const VecX y = in_place.solve(b);  // CG's iterations: the factors are formed now
+  CHECK_FALSE(in_place.factorization_pending());
   CHECK((y - x).cwiseAbs().maxCoeff() == 0.0);
+  CHECK(in_place.applications() == 2);
+
+  SUBCASE("a band of another shape is refused, and x left as it was") {
+    RodBlockPreconditioner other;
+    other.set_blocks({{0, n}});
+    other.prepare_blocks(sparse);
+    VecX u = b;
+    CHECK_FALSE(other.solve_block_in_place(0, BandView{band.data(), n, w - 1}, u.data()));
+    CHECK((u - b).cwiseAbs().maxCoeff() == 0.0);
+  }
+  SUBCASE("a block that is not positive definite is counted as failed") {
+    std::vector<double> indefinite(band_length(n, w), 0.0);
+    for (int i = 0; i < n; ++i) indefinite[band_index(i, i, w)] = i == 5 ? -1.0 : 1.0;
+    RodBlockPreconditioner other;
+    other.set_blocks({{0, n}});
+    other.prepare_blocks(sparse);
+    VecX u = b;
+    CHECK_FALSE(other.solve_block_in_place(0, BandView{indefinite.data(), n, w}, u.data()));
+    other.declare_blocks_solved(sparse.valuePtr());
+    CHECK(other.failed_blocks() == 1);
+  }
 }

@@ -82,8 +82,8 @@ class SystemAssembler {
   /// With `after_rod`, calls it with each rod's index and its block of matrix() (lower
   /// triangle, band storage; empty when matrix_scale is 0) as soon as that rod's gradient,
   /// matrix values and K w entries are final, on the thread that assembled the rod, while
-  /// its values are in cache: the caller can build and factor the rod's block there. The
-  /// band is valid only during the call.
+  /// its values are in cache: the caller can build and solve the rod's block there. The
+  /// band is scratch, valid only during the call: the callback may overwrite it.
   using RodCallback = std::function<void(int rod, const BandView& block)>;
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                 VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr,

@@ -31,7 +31,8 @@ class RodBlockPreconditioner {
   void set_blocks(std::vector<std::pair<int, int>> blocks) {
     blocks_ = std::move(blocks);
     analyzed_n_ = -1;
-    factored_in_place_ = false;
+    solved_in_place_ = false;
+    factorization_pending_ = false;
   }
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
@@ -48,43 +49,44 @@ class RodBlockPreconditioner {
 
   template <typename MatrixType>
   RodBlockPreconditioner& factorize(const MatrixType& m) {
-    // The blocks were factored one by one (factorize_block) from these very values.
-    if (factored_in_place_ && factored_values_ == m.valuePtr()) {
-      factored_in_place_ = false;
-      finish_factorization(m.valuePtr());
+    const bool solved = solved_in_place_ && solved_values_ == m.valuePtr();
+    solved_in_place_ = false;
+    factorization_pending_ = false;
+    if (solved) {
+      // Every block was solved where it was made (solve_block_in_place): the factors are
+      // formed only if a solve() asks for them.
+      factorization_pending_ = true;
       return *this;
     }
-    factored_in_place_ = false;
     factorize_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
     return *this;
   }
 
-  /// Factoring block by block, where each block's values are made: a caller that fills the
-  /// matrix one rod at a time factors each rod's block right after filling it, while its
-  /// values are still in cache, instead of all blocks afterwards. Call prepare_blocks(m) with
-  /// the matrix (pattern) first, then factorize_block(b, values) once for every block (from
-  /// any thread; blocks are independent), then declare_blocks_factored(values): the next
-  /// factorize(m) (Eigen's compute) of a matrix with those values only finishes up (Jacobi for
-  /// DOFs outside the factored blocks) and does not factor again; any other call factors in
-  /// full. The factors are the same bits as factorize(m)'s.
+  /// Solving block by block where each block is made, without keeping its factor. A caller
+  /// that fills the matrix one rod at a time hands each rod's block over in band storage (the
+  /// assembler's RodCallback), with the block's entries of a vector x, and gets
+  /// x <- A_b^-1 x there, factored and solved while the band is in cache (the band is
+  /// overwritten with the factor; a block that is not positive definite leaves x as it was).
+  /// Call prepare_blocks(m) with the matrix (pattern) first, then solve_block_in_place for
+  /// every block (from any thread; blocks are independent), then declare_blocks_solved(values)
+  /// with the matrix's values, which counts as one application. The next factorize(m)
+  /// (Eigen's compute) of a matrix with those values then factors nothing: CG needs the
+  /// factors only if the blocks' solution, its start, is not within its tolerance, and the
+  /// first solve() forms them then (from m, the same bits). Without coupling between the
+  /// blocks that never happens, and no factor is written to memory.
   template <typename MatrixType>
   void prepare_blocks(const MatrixType& m) {
-    factored_in_place_ = false;
+    solved_in_place_ = false;
+    factorization_pending_ = false;
     const int n = static_cast<int>(m.cols());
     if (m.outerIndexPtr() != analyzed_outer_ || m.innerIndexPtr() != analyzed_inner_ || n != analyzed_n_ ||
         m.outerIndexPtr()[n] != analyzed_nonzeros_)
       analyze_compressed(n, m.outerIndexPtr(), m.innerIndexPtr());
   }
-  /// Factors block b (false: not positive definite; it falls back to Jacobi).
-  bool factorize_block(int b, const double* values);
-  /// The same, from the block's lower triangle in band storage (the assembler's RodCallback
-  /// hands it over): copied whole, with no gather, when it has the block's size and
-  /// half-bandwidth (both come from the same pattern), else gathered from `values`.
-  bool factorize_block(int b, const double* values, const BandView& lower);
-  void declare_blocks_factored(const double* values) {
-    factored_in_place_ = true;
-    factored_values_ = values;
-  }
+  /// False when the block is not positive definite, or `lower` is not its shape (size and
+  /// half-bandwidth): then x is left as it was.
+  bool solve_block_in_place(int b, const BandView& lower, double* x);
+  void declare_blocks_solved(const double* values);
   int block_count() const { return static_cast<int>(factors_.size()); }
 
   template <typename MatrixType>
@@ -108,6 +110,9 @@ class RodBlockPreconditioner {
   void reset_applications() { applications_ = 0; }
   /// Blocks whose banded Cholesky failed (not positive definite) and fell back to Jacobi.
   int failed_blocks() const { return failed_blocks_; }
+  /// Whether the factors are still to be formed: the blocks were solved in place and no
+  /// solve() has asked for them since (see prepare_blocks).
+  bool factorization_pending() const { return factorization_pending_; }
 
  private:
   /// `count` values from value_source on go to band[band_target + r * w], r < count (w the
@@ -118,7 +123,8 @@ class RodBlockPreconditioner {
   struct Block {
     int begin = 0, size = 0, half_bandwidth = 0;
     bool factored = false;
-    std::vector<double> band;  // L in band storage (math/band_storage.hpp), the diagonal as 1 / L(i, i)
+    std::vector<double> band;  // L in band storage (math/band_storage.hpp), the diagonal as 1 / L(i, i);
+                               // allocated when first factored
     // The block's lower-triangle entries, as runs: a column's entries on consecutive rows sit
     // side by side in the matrix's value array and w apart in the band (row i of column j is
     // band[i w + j + w]), so each run is copied with no index per entry. band_gaps are the band
@@ -130,6 +136,7 @@ class RodBlockPreconditioner {
     std::vector<unsigned char> column_counts;
   };
 
+  bool factorize_block(int b, const double* values);
   void analyze_compressed(int n, const int* outer, const int* inner);
   void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
   void finish_factorization(const double* values);
@@ -149,8 +156,11 @@ class RodBlockPreconditioner {
   int size_ = 0;
   int failed_blocks_ = 0;
   int threads_ = 1;
-  bool factored_in_place_ = false;
-  const double* factored_values_ = nullptr;
+  // Set by declare_blocks_solved; then factorize() only marks the factors as pending (formed
+  // from the analysed pattern and solved_values_ by the first solve()).
+  bool solved_in_place_ = false;
+  const double* solved_values_ = nullptr;
+  bool factorization_pending_ = false;
   mutable long applications_ = 0;
 };
 

@@ -14,9 +14,10 @@ inline constexpr int band_index(int row, int col, int half_bandwidth) { return (
 /// Values of a size x size band with the given half-bandwidth.
 inline constexpr int band_length(int size, int half_bandwidth) { return size * (half_bandwidth + 1); }
 
-/// A read-only view of one block in band storage.
+/// One block in band storage, handed from one part to another (its owner says whether the
+/// receiver may overwrite it).
 struct BandView {
-  const double* values = nullptr;
+  double* values = nullptr;
   int size = 0;
   int half_bandwidth = 0;
 };
