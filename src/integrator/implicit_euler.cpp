@@ -268,7 +268,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       build_dofs(begin, end);
       const auto [free_begin, free_end] = layout.rod_free_range(rod);
       for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
-      preconditioner.solve_block_in_place(rod, block, guess_.data() + free_begin);
+      // A block that is not positive definite starts CG from its right-hand side.
+      if (!preconditioner.solve_block_in_place(rod, block, guess_.data() + free_begin))
+        for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
     };
     EnergyBreakdown potential_at_lin;
     assembler_.assemble(*x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,

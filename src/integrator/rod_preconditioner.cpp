@@ -30,8 +30,14 @@ namespace {
 
 /// Scales column j below the diagonal by 1 / L(j, j) and updates the trailing band. `W` is
 /// the compile-time half-bandwidth and `C` the column's count, or 0 for the run-time values.
-template <int W, int C>
-[[gnu::always_inline]] inline void eliminate_column(double* band, int j, int w, int count, double inverse) {
+/// With a right-hand side y (`WithRhs`), also takes the forward substitution L z = y one
+/// column on: z_j = y_j / L(j, j), then y_i -= L(i, j) z_j below it. Those are the row-by-row
+/// substitution's products and subtractions, in the same order (row i subtracts its columns
+/// left to right), but independent of each other: they overlap with the factorisation's
+/// updates instead of forming a chain of their own.
+template <int W, int C, bool WithRhs>
+[[gnu::always_inline]] inline void eliminate_column(double* band, int j, int w, int count, double inverse,
+                                                    double* y) {
   if constexpr (W > 0) w = W;
   if constexpr (C > 0) count = C;
   double column[65];
@@ -40,24 +46,29 @@ template <int W, int C>
     l *= inverse;
     column[a] = l;
   }
+  if constexpr (WithRhs) {
+    const double z = y[j] * inverse;
+    y[j] = z;
+    for (int a = 1; a <= count; ++a) y[j + a] -= column[a] * z;
+  }
   for (int a = 1; a <= count; ++a)
     for (int c = 1; c <= a; ++c) band[band_index(j + a, j + c, w)] -= column[a] * column[c];
 }
 
 /// eliminate_column with the count as a compile-time constant, so its loops unroll.
-template <int W, int C = W>
-[[gnu::always_inline]] inline void eliminate_column_unrolled(double* band, int j, int count, double inverse) {
+template <int W, bool WithRhs, int C = W>
+[[gnu::always_inline]] inline void eliminate_column_unrolled(double* band, int j, int count, double inverse,
+                                                             double* y) {
   if (count == C) {
-    eliminate_column<W, C>(band, j, W, C, inverse);
-  } else if constexpr (C > 1) {
-    eliminate_column_unrolled<W, C - 1>(band, j, count, inverse);
+    eliminate_column<W, C, WithRhs>(band, j, W, C, inverse, y);
+  } else if constexpr (C > 0) {
+    eliminate_column_unrolled<W, WithRhs, C - 1>(band, j, count, inverse, y);
   }
-  // count 0: the last row, nothing below the diagonal.
 }
 
 /// `W` is the compile-time half-bandwidth, or 0 for the run-time `w`.
-template <int W>
-bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* counts) {
+template <int W, bool WithRhs>
+bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* counts, double* y) {
   if constexpr (W > 0) w = W;
   for (int j = 0; j < n; ++j) {
     double& pivot = band[band_index(j, j, w)];
@@ -65,28 +76,38 @@ bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* count
     const double inverse = 1.0 / std::sqrt(pivot);
     pivot = inverse;
     if constexpr (W > 0)
-      eliminate_column_unrolled<W>(band, j, counts[j], inverse);
+      eliminate_column_unrolled<W, WithRhs>(band, j, counts[j], inverse, y);
     else
-      eliminate_column<0, 0>(band, j, w, counts[j], inverse);
+      eliminate_column<0, 0, WithRhs>(band, j, w, counts[j], inverse, y);
   }
   return true;
 }
 
-bool banded_cholesky(double* band, int n, int w, const unsigned char* counts) {
+/// Factors the band in place; with y non-null, also overwrites y with the solution z of
+/// L z = y (y is then partly updated if the factorisation fails).
+bool banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
   if (w > 64) return false;  // not a rod's band; the block falls back to Jacobi
+  if (y != nullptr) {
+    switch (w) {
+      case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
+      case 8: return banded_cholesky_impl<8, true>(band, n, w, counts, y);
+      default: return banded_cholesky_impl<0, true>(band, n, w, counts, y);
+    }
+  }
   switch (w) {
-    case 5: return banded_cholesky_impl<5>(band, n, w, counts);
-    case 8: return banded_cholesky_impl<8>(band, n, w, counts);
-    default: return banded_cholesky_impl<0>(band, n, w, counts);
+    case 5: return banded_cholesky_impl<5, false>(band, n, w, counts, y);
+    case 8: return banded_cholesky_impl<8, false>(band, n, w, counts, y);
+    default: return banded_cholesky_impl<0, false>(band, n, w, counts, y);
   }
 }
 
-/// Solves L L^T y = b in place (b in y).
+/// Solves L L^T y = b in place (b in y); with `backward_only`, y already holds z = L^-1 b
+/// (banded_cholesky with a right-hand side) and only L^T y = z is solved.
 template <int W>
-void banded_solve_impl(const double* band, int n, int w, double* y) {
+void banded_solve_impl(const double* band, int n, int w, double* y, bool backward_only = false) {
   if constexpr (W > 0) w = W;
   auto entry = [&](int i, int k) { return band[static_cast<std::size_t>(i) * (w + 1) + w + k - i]; };
-  for (int i = 0; i < n; ++i) {  // L z = b, row by row
+  for (int i = 0; i < n && !backward_only; ++i) {  // L z = b, row by row
     double sum = y[i];
     for (int k = std::max(0, i - w); k < i; ++k) sum -= entry(i, k) * y[k];
     y[i] = sum * entry(i, i);
@@ -137,11 +158,11 @@ void banded_solve_pair(const double* band_a, const double* band_b, int n, int w,
   }
 }
 
-void banded_solve(const double* band, int n, int w, double* y) {
+void banded_solve(const double* band, int n, int w, double* y, bool backward_only = false) {
   switch (w) {
-    case 5: banded_solve_impl<5>(band, n, w, y); break;
-    case 8: banded_solve_impl<8>(band, n, w, y); break;
-    default: banded_solve_impl<0>(band, n, w, y); break;
+    case 5: banded_solve_impl<5>(band, n, w, y, backward_only); break;
+    case 8: banded_solve_impl<8>(band, n, w, y, backward_only); break;
+    default: banded_solve_impl<0>(band, n, w, y, backward_only); break;
   }
 }
 
@@ -242,8 +263,9 @@ bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, 
   block.factored = false;
   if (block.size <= 0) return true;
   if (lower.values == nullptr || lower.size != block.size || lower.half_bandwidth != block.half_bandwidth) return false;
-  if (!banded_cholesky(lower.values, block.size, block.half_bandwidth, block.column_counts.data())) return false;
-  banded_solve(lower.values, block.size, block.half_bandwidth, x);
+  // The forward substitution runs inside the factorisation (banded_cholesky).
+  if (!banded_cholesky(lower.values, block.size, block.half_bandwidth, block.column_counts.data(), x)) return false;
+  banded_solve(lower.values, block.size, block.half_bandwidth, x, true);
   block.factored = true;
   return true;
 }

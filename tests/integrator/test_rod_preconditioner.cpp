@@ -179,14 +179,17 @@ TEST_CASE("integrator preconditioner: CG converges in one preconditioned iterati
   }
 }
 
-TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals dense, from the matrix and in place") {
-  // Rows whose first stored column lies closer than w (a rod's band: a vertex's first DOF
-  // reaches fewer columns back than its last). The factorisation skips the rows of a column
-  // outside their envelope; the envelope is irregular here, and not monotone.
+namespace {
+
+/// Rows whose first stored column lies closer than w (a rod's band: a vertex's first DOF
+/// reaches fewer columns back than its last). The factorisation skips the rows of a column
+/// outside their envelope; the envelope is irregular here, and not monotone.
+void check_envelope_cholesky(int w) {
+  CAPTURE(w);
   std::mt19937 rng(29);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::uniform_int_distribution<int> reach(0, 8);
-  const int n = 40, w = 8;
+  std::uniform_int_distribution<int> reach(0, w);
+  const int n = 40;
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, n);
   for (int i = 0; i < n; ++i) {
     const int first = std::max(0, i - (i % 7 == 3 ? w : reach(rng)));
@@ -225,7 +228,7 @@ TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals
   CHECK((y - x).cwiseAbs().maxCoeff() == 0.0);
   CHECK(in_place.applications() == 2);
 
-  SUBCASE("a band of another shape is refused, and x left as it was") {
+  {  // a band of another shape is refused, and x left as it was
     RodBlockPreconditioner other;
     other.set_blocks({{0, n}});
     other.prepare_blocks(sparse);
@@ -233,7 +236,7 @@ TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals
     CHECK_FALSE(other.solve_block_in_place(0, BandView{band.data(), n, w - 1}, u.data()));
     CHECK((u - b).cwiseAbs().maxCoeff() == 0.0);
   }
-  SUBCASE("a block that is not positive definite is counted as failed") {
+  {  // a block that is not positive definite is counted as failed
     std::vector<double> indefinite(band_length(n, w), 0.0);
     for (int i = 0; i < n; ++i) indefinite[band_index(i, i, w)] = i == 5 ? -1.0 : 1.0;
     RodBlockPreconditioner other;
@@ -244,4 +247,11 @@ TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals
     other.declare_blocks_solved(sparse.valuePtr());
     CHECK(other.failed_blocks() == 1);
   }
+}
+
+}  // namespace
+
+TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals dense, from the matrix and in place") {
+  // Half-bandwidths 5 and 8 (2D and 3D rods, unrolled) and 3 (the generic loop).
+  for (int w : {5, 8, 3}) check_envelope_cholesky(w);
 }

@@ -66,7 +66,7 @@ class RodBlockPreconditioner {
   /// that fills the matrix one rod at a time hands each rod's block over in band storage (the
   /// assembler's RodCallback), with the block's entries of a vector x, and gets
   /// x <- A_b^-1 x there, factored and solved while the band is in cache (the band is
-  /// overwritten with the factor; a block that is not positive definite leaves x as it was).
+  /// overwritten with the factor).
   /// Call prepare_blocks(m) with the matrix (pattern) first, then solve_block_in_place for
   /// every block (from any thread; blocks are independent), then declare_blocks_solved(values)
   /// with the matrix's values, which counts as one application. The next factorize(m)
@@ -83,8 +83,9 @@ class RodBlockPreconditioner {
         m.outerIndexPtr()[n] != analyzed_nonzeros_)
       analyze_compressed(n, m.outerIndexPtr(), m.innerIndexPtr());
   }
-  /// False when the block is not positive definite, or `lower` is not its shape (size and
-  /// half-bandwidth): then x is left as it was.
+  /// False when `lower` is not the block's shape (size and half-bandwidth; x is then left as
+  /// it was) or the block is not positive definite (x is then partly solved: the caller
+  /// restores it).
   bool solve_block_in_place(int b, const BandView& lower, double* x);
   void declare_blocks_solved(const double* values);
   int block_count() const { return static_cast<int>(factors_.size()); }
