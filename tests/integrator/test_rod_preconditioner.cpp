@@ -184,15 +184,19 @@ namespace {
 /// Rows whose first stored column lies closer than w (a rod's band: a vertex's first DOF
 /// reaches fewer columns back than its last). The factorisation skips the rows of a column
 /// outside their envelope; the envelope is irregular here, and not monotone.
-void check_envelope_cholesky(int w) {
+/// With `vertex_size` > 0, the envelope of a rod's band instead: D = vertex_size DOFs per
+/// vertex, each coupled to the vertices two away.
+void check_envelope_cholesky(int w, int vertex_size = 0) {
   CAPTURE(w);
+  CAPTURE(vertex_size);
   std::mt19937 rng(29);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::uniform_int_distribution<int> reach(0, w);
   const int n = 40;
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, n);
   for (int i = 0; i < n; ++i) {
-    const int first = std::max(0, i - (i % 7 == 3 ? w : reach(rng)));
+    const int first = vertex_size > 0 ? std::max(0, vertex_size * (i / vertex_size - 2))
+                                      : std::max(0, i - (i % 7 == 3 ? w : reach(rng)));
     for (int j = first; j < i; ++j) a(i, j) = a(j, i) = u(rng);
   }
   for (int i = 0; i < n; ++i) a(i, i) = a.row(i).cwiseAbs().sum() + 0.5;
@@ -252,6 +256,9 @@ void check_envelope_cholesky(int w) {
 }  // namespace
 
 TEST_CASE("integrator preconditioner: Cholesky inside each row's envelope equals dense, from the matrix and in place") {
-  // Half-bandwidths 5 and 8 (2D and 3D rods, unrolled) and 3 (the generic loop).
+  // Half-bandwidths 5 and 8 (2D and 3D rods, unrolled) and 3 (the generic loop), and the
+  // envelopes of 2D and 3D rods.
   for (int w : {5, 8, 3}) check_envelope_cholesky(w);
+  check_envelope_cholesky(5, 2);  // a 2D rod
+  check_envelope_cholesky(8, 3);  // a 3D rod
 }
