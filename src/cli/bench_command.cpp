@@ -49,7 +49,8 @@ const char* const kUsage =
     "  --projection P     bending Hessian: bending_modes (default), projected or gauss_newton\n"
     "  --no-length-correction  no length correction after the solve\n"
     "  --line-search      line search on every solve\n"
-    "  --repeat R         time R runs and report the fastest (default 1; the sweep uses 3)\n"
+    "  --repeat R         time R runs and report the fastest (default 1; with --sweep 5,\n"
+    "                     the thread counts taking turns)\n"
     "  --no-accuracy      skip the reference run\n"
     "  --json             print one JSON object\n"
     "  --sweep            the performance report instead: 1 to 20000 strands at 1\n"
@@ -108,7 +109,7 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
 
 int sweep(const ParsedArgs& parsed, CommandContext& context) {
   PerformanceSweepSettings settings;
-  settings.base.repeats = 3;
+  settings.base.repeats = positive(parsed, "--repeat", 5, 1);
   const PerformanceReport report =
       run_performance_sweep(settings, [&](const std::string& what) { context.err << "bench: " << what << "...\n"; });
   const std::string plot_name = "images/performance_scaling.png";
