@@ -67,39 +67,43 @@ PerformanceReport run_performance_sweep(const PerformanceSweepSettings& settings
   // Ascending sizes: the process's peak resident set then belongs to the size just run.
   std::vector<int> sizes = settings.strands;
   std::sort(sizes.begin(), sizes.end());
-  // Each size's thread counts take turns, run by run, and each keeps its fastest run: the
-  // machine's speed drifts over minutes, and measuring one thread count's runs after the
-  // other's would put that drift into their ratio.
+  // Every configuration (size and thread count) runs once per round, and keeps its fastest
+  // run over the rounds: the machine's speed drifts over minutes, and timing one
+  // configuration's runs after another's would put that drift into their ratios (threads)
+  // and into the spread over sizes. The first round runs the sizes in ascending order, so
+  // the process's peak resident set then belongs to the size just run; the accuracy and
+  // energy checks (untimed) run in the first round too.
   const int rounds = std::max(1, settings.base.repeats);
-  for (int strands : sizes) {
-    std::vector<StrandBenchmarkResult> fastest(settings.threads.size());
-    for (int round = 0; round < rounds; ++round)
-      for (std::size_t t = 0; t < settings.threads.size(); ++t) {
-        StrandBenchmarkSettings s = settings.base;
-        s.strands = strands;
-        s.threads = settings.threads[t];
-        s.repeats = 1;
-        // The accuracy and energy checks (untimed) once, in the first round.
-        s.measure_accuracy = round == 0 && strands == settings.accuracy_strands && t == 0;
-        if (progress)
-          progress(std::to_string(strands) + " strands, " + std::to_string(s.threads) + " thread(s), run " +
-                   std::to_string(round + 1) + " of " + std::to_string(rounds));
-        StrandBenchmarkResult result = run_strand_benchmark(s);
-        StrandBenchmarkResult& best = fastest[t];
-        if (round == 0) {
-          best = std::move(result);
-        } else if (result.ok && result.seconds_total < best.seconds_total) {
-          // The timing of the faster run; the checks made in the first round stay.
-          result.tip_error_relative = best.tip_error_relative;
-          result.max_energy_rise = best.max_energy_rise;
-          result.energy_rise_strands = best.energy_rise_strands;
-          result.peak_rss_bytes = std::max(result.peak_rss_bytes, best.peak_rss_bytes);
-          best = std::move(result);
-        }
-        best.repeats = round + 1;
+  std::vector<std::pair<int, int>> configurations;  // (strands, threads)
+  for (int strands : sizes)
+    for (int threads : settings.threads) configurations.emplace_back(strands, threads);
+  std::vector<StrandBenchmarkResult> fastest(configurations.size());
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t c = 0; c < configurations.size(); ++c) {
+      StrandBenchmarkSettings s = settings.base;
+      s.strands = configurations[c].first;
+      s.threads = configurations[c].second;
+      s.repeats = 1;
+      s.measure_accuracy = round == 0 && s.strands == settings.accuracy_strands && s.threads == settings.threads.front();
+      if (progress)
+        progress(std::to_string(s.strands) + " strands, " + std::to_string(s.threads) + " thread(s), round " +
+                 std::to_string(round + 1) + " of " + std::to_string(rounds));
+      StrandBenchmarkResult result = run_strand_benchmark(s);
+      StrandBenchmarkResult& best = fastest[c];
+      if (round == 0) {
+        best = std::move(result);
+      } else if (result.ok && result.seconds_total < best.seconds_total) {
+        // The timing of the faster run; the first round's checks and peak memory stay.
+        result.tip_error_relative = best.tip_error_relative;
+        result.max_energy_rise = best.max_energy_rise;
+        result.energy_rise_strands = best.energy_rise_strands;
+        result.peak_rss_bytes = best.peak_rss_bytes;
+        best = std::move(result);
       }
-    for (StrandBenchmarkResult& result : fastest) report.sizes.push_back({strands, std::move(result)});
-  }
+      best.repeats = round + 1;
+    }
+  for (std::size_t c = 0; c < configurations.size(); ++c)
+    report.sizes.push_back({configurations[c].first, std::move(fastest[c])});
   for (double dt : settings.large_steps) {
     StrandBenchmarkSettings s = settings.base;
     s.strands = settings.large_step_strands;
@@ -192,9 +196,11 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << report.machine << " (the machine kind CI runs on: 2 cores, 24 GiB). Speed is measured here and\n"
      << "in `bristle bench`, never asserted in unit tests. Each size's figures are from the fastest of "
      << b.repeats << " runs\n"
-     << "per thread count, the thread counts taking turns run by run: a shared machine only ever slows a run\n"
-     << "down, by some tens of percent at times and drifting over minutes, so the fastest run is the best\n"
-     << "estimate of the code's own cost, and taking turns keeps the drift out of the threads' ratio. The SpMV-equivalents column (the\n"
+     << "per size and thread count, every configuration running once per round: a shared machine only ever\n"
+     << "slows a run down, by some tens of percent at times and drifting over minutes, so the fastest run is\n"
+     << "the best estimate of the code's own cost, and taking turns keeps the drift out of the ratios between\n"
+     << "configurations (threads, sizes). Peak memory is from the first round, which runs the sizes in\n"
+     << "increasing order. The SpMV-equivalents column (the\n"
      << "step's cost in units of one sparse matrix-vector product with its own system matrix, in Eigen's\n"
      << "compressed format, the product CG makes) does not depend on the machine's speed: the products are\n"
      << "timed during the same run, three back to back after every fourth step, outside the steps' time,\n"

@@ -151,7 +151,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
   // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
   VecX& v = velocity_;  // kept buffers, swapped into the state at the end: no allocation
-  v = v0;
+  v.resize(v0.size());
+  for_each_entry(static_cast<int>(v0.size()), settings_.threads, [&](int i) { v[i] = v0[i]; });
   // Linearization::Predicted starts Newton from the velocity extrapolated from the last two
   // steps of this same run, v~ = v0 + (h / h_prev) (v0 - v_prev), a second-order guess of v1
   // for smooth motion; one Newton iteration from there is then as accurate as several from
@@ -357,7 +358,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       }
       report.assembly_seconds += seconds_since(search_start);
     }
-    v += step_length * dv_;  // the same arithmetic as the line search's trial, bit for bit
+    // The same arithmetic as the line search's trial, bit for bit.
+    for_each_entry(static_cast<int>(v.size()), settings_.threads, [&](int i) { v[i] += step_length * dv_[i]; });
 
     // Converged? The correction against the velocity scale of the step.
     if (settings_.newton_tolerance > 0.0 && iteration + 1 < iterations) {
