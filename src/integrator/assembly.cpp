@@ -99,6 +99,10 @@ void scatter_projected_spectrum(double* band, ElementBases<3> bases, const BendH
     }
 }
 
+// Rods per chunk of the threaded assembly loop: small enough to even out, large enough that
+// handing chunks out costs nothing next to assembling them.
+constexpr int kRodChunk = 8;
+
 constexpr std::size_t kStretchPairs = ElementBases<2>::kPairs;
 constexpr std::size_t kBendPairs = ElementBases<3>::kPairs;
 
@@ -440,7 +444,10 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
     }
     if (after_rod) after_rod(r, block);
   };
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+  // Rods in chunks handed out as threads finish (each rod computed by one thread, the same
+  // arithmetic on any): on a shared machine a thread can be held up for a while, and a fixed
+  // split would leave the other waiting at the end of the loop.
+#pragma omp parallel for schedule(dynamic, kRodChunk) num_threads(threads_) if (threads_ > 1)
   for (int r = 0; r < rods; ++r) assemble_one(r);
   if (want_energy) *potential = sum_rod_energies(x, time);
 }

@@ -264,14 +264,19 @@ StepReport ImplicitEuler::step(State& state, double dt) {
       guess_.resize(n_free);
     }
     // Each rod's block solved where it is made, into CG's starting guess (see the solve below).
+    const int* diagonal = assembler_.diagonal_slots().data();
     const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
       const auto [begin, end] = assembler_.rod_dofs(rod);
       build_dofs(begin, end);
       const auto [free_begin, free_end] = layout.rod_free_range(rod);
       for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
-      // A block that is not positive definite starts CG from its right-hand side.
+      // A block that is not positive definite starts CG from the Jacobi step, as CG's own
+      // preconditioner does there (the matrix's values are final: copied out before this call).
       if (!preconditioner.solve_block_in_place(rod, block, guess_.data() + free_begin))
-        for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
+        for (int f = free_begin; f < free_end; ++f) {
+          const double d = values[diagonal[f]];
+          guess_[f] = d != 0.0 ? rhs_free_[f] / d : rhs_free_[f];
+        }
     };
     EnergyBreakdown potential_at_lin;
     assembler_.assemble(*x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
@@ -303,7 +308,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     report.cg_residual = solver_.error();
     report.newton_iterations = iteration + 1;
     // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
-    // in CG) is named by the vertex where it appears; v is local, so the state stays as it was.
+    // in CG) is named by the vertex where it appears; v is the step's own buffer, so the state
+    // stays as it was.
     const int dofs = layout.dof_count();
     dv_.resize(dofs);
     bool finite = true;  // checked in the same pass; the search for the message only on failure
@@ -389,6 +395,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
     }
     if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {
       if (contact) contact_.report(x1, h, report.contact);
+      // x0, v0 and x_lin (which may point at x0) name the state's old vectors: not used after.
       state.positions.swap(x1);
       state.velocities.swap(v);
       if (settings_.linearization == Linearization::Predicted) {  // only the guess needs them

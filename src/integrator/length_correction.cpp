@@ -140,7 +140,8 @@ LengthCorrection::Outcome LengthCorrection::apply(const VecX& x_lin, VecX& x) co
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     std::vector<double> scratch;  // this thread's, for one rod at a time
-#pragma omp for schedule(static) reduction(max : slowest) reduction(+ : uncorrected)
+    // Rods in chunks handed out as threads finish (see SystemAssembler::assemble).
+#pragma omp for schedule(dynamic, 8) reduction(max : slowest) reduction(+ : uncorrected)
     for (int r = 0; r < rods; ++r) {
       const int iterations =
           model_.dimension == 2 ? correct_rod<2>(r, x_lin, x, scratch) : correct_rod<3>(r, x_lin, x, scratch);

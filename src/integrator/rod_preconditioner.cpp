@@ -13,7 +13,7 @@ namespace {
 // stored inverted (1 / L(i, i)), so the triangular solves multiply instead of divide.
 //
 // Right-looking: column j is scaled by 1/L(j, j), then the trailing band is updated,
-// A(i, k) -= L(i, j) L(k, j) for j < k <= i <= j + w. The updates of one column are
+// A(i, k) -= L(i, j) L(k, j) for j < k <= i <= j + count_j (count_j <= w, below). The updates of one column are
 // independent of each other, so the loop runs at the processor's throughput instead of
 // waiting on one long chain of dependent operations (the row-by-row form, a dot product per
 // entry, was several times slower). For the half-bandwidths of rods (3D - 1 with D DOFs per

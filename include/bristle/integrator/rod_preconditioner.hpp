@@ -5,8 +5,9 @@
 /// and each block is banded: a vertex couples to its neighbours up to two vertices away
 /// (bending), so the half-bandwidth is at most 3D - 1. A banded Cholesky factorisation costs
 /// O(n w^2) per rod and makes CG converge in one iteration on an uncoupled system; coupling
-/// terms outside the blocks (future rod-rod contact) are left to CG. Any DOF outside the
-/// configured blocks, or a block whose factorisation fails, falls back to Jacobi.
+/// terms outside the blocks (future rod-rod contact) are left to CG. In CG's iterations any
+/// DOF outside the configured blocks, or in a block whose factorisation fails, falls back to
+/// Jacobi.
 ///
 /// It follows Eigen's preconditioner concept (analyzePattern, factorize, compute, solve, info).
 
@@ -109,7 +110,8 @@ class RodBlockPreconditioner {
   /// How many times solve() ran since the last reset: CG's preconditioned iterations.
   long applications() const { return applications_; }
   void reset_applications() { applications_ = 0; }
-  /// Blocks whose banded Cholesky failed (not positive definite) and fell back to Jacobi.
+  /// Blocks whose banded Cholesky failed (not positive definite; in solve_block_in_place also
+  /// a band of the wrong shape): CG's iterations use Jacobi there.
   int failed_blocks() const { return failed_blocks_; }
   /// Whether the factors are still to be formed: the blocks were solved in place and no
   /// solve() has asked for them since (see prepare_blocks).
