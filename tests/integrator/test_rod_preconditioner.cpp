@@ -217,9 +217,14 @@ void check_envelope_cholesky(int w, int vertex_size = 0) {
   std::vector<double> band(band_length(n, w), 0.0);
   for (int i = 0; i < n; ++i)
     for (int k = std::max(0, i - w); k <= i; ++k) band[band_index(i, k, w)] = a(i, k);
-  RodBlockPreconditioner in_place;
-  in_place.set_blocks({{0, n}});
-  in_place.prepare_blocks(sparse);
+  // One block over the whole matrix, analysed for block-by-block solving.
+  auto prepared = [&] {
+    RodBlockPreconditioner p;
+    p.set_blocks({{0, n}});
+    p.prepare_blocks(sparse);
+    return p;
+  };
+  RodBlockPreconditioner in_place = prepared();
   VecX z = b;
   CHECK(in_place.solve_block_in_place(0, BandView{band.data(), n, w}, z.data()));
   in_place.declare_blocks_solved(sparse.valuePtr());
@@ -233,9 +238,7 @@ void check_envelope_cholesky(int w, int vertex_size = 0) {
   CHECK(in_place.applications() == 2);
 
   {  // a band of another shape is refused, and x left as it was
-    RodBlockPreconditioner other;
-    other.set_blocks({{0, n}});
-    other.prepare_blocks(sparse);
+    RodBlockPreconditioner other = prepared();
     VecX u = b;
     CHECK_FALSE(other.solve_block_in_place(0, BandView{band.data(), n, w - 1}, u.data()));
     CHECK((u - b).cwiseAbs().maxCoeff() == 0.0);
@@ -243,9 +246,7 @@ void check_envelope_cholesky(int w, int vertex_size = 0) {
   {  // a block that is not positive definite is counted as failed
     std::vector<double> indefinite(band_length(n, w), 0.0);
     for (int i = 0; i < n; ++i) indefinite[band_index(i, i, w)] = i == 5 ? -1.0 : 1.0;
-    RodBlockPreconditioner other;
-    other.set_blocks({{0, n}});
-    other.prepare_blocks(sparse);
+    RodBlockPreconditioner other = prepared();
     VecX u = b;
     CHECK_FALSE(other.solve_block_in_place(0, BandView{indefinite.data(), n, w}, u.data()));
     other.declare_blocks_solved(sparse.valuePtr());
