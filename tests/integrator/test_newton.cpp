@@ -39,6 +39,11 @@ Vec3 tip(const Model& model, const State& state, int rod) {
   return vertex_position(model, state.positions, rod, model.rods[rod].vertex_count() - 1);
 }
 
+/// Distance between a rod's tips in two runs, relative to the strand length.
+double tip_error(const Model& model, const State& run, const State& reference, int rod, double length) {
+  return (tip(model, run, rod) - tip(model, reference, rod)).norm() / length;
+}
+
 /// m g L of one strand: the energy scale of its sag [J].
 double strand_energy_scale(const Model& model) {
   const Rod& rod = model.rods[0];
@@ -116,9 +121,9 @@ TEST_CASE("integrator Newton: two iterations from the predicted velocity match c
 
   for (int rod = 0; rod < 2; ++rod) {
     CAPTURE(rod);
-    const double error_predicted = (tip(model, fast, rod) - tip(model, converged, rod)).norm() / length;
-    const double error_start = (tip(model, slow, rod) - tip(model, converged, rod)).norm() / length;
-    const double error_single = (tip(model, baraff_witkin, rod) - tip(model, converged, rod)).norm() / length;
+    const double error_predicted = tip_error(model, fast, converged, rod, length);
+    const double error_start = tip_error(model, slow, converged, rod, length);
+    const double error_single = tip_error(model, baraff_witkin, converged, rod, length);
     CAPTURE(error_predicted);
     CAPTURE(error_start);
     CAPTURE(error_single);
@@ -154,9 +159,9 @@ TEST_CASE("integrator Newton: one solve per step with the length correction matc
   double worst = 0.0, worst_gauss_newton = 0.0;
   for (int rod = 0; rod < 2; ++rod) {
     CAPTURE(rod);
-    const double error = (tip(model, one_solve, rod) - tip(model, converged, rod)).norm() / length;
-    const double error_uncorrected = (tip(model, lagging, rod) - tip(model, converged, rod)).norm() / length;
-    const double error_gauss_newton = (tip(model, planar_stiffness, rod) - tip(model, converged, rod)).norm() / length;
+    const double error = tip_error(model, one_solve, converged, rod, length);
+    const double error_uncorrected = tip_error(model, lagging, converged, rod, length);
+    const double error_gauss_newton = tip_error(model, planar_stiffness, converged, rod, length);
     CAPTURE(error);
     CAPTURE(error_uncorrected);
     CAPTURE(error_gauss_newton);
