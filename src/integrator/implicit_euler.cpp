@@ -1,5 +1,6 @@
 #include "bristle/integrator/implicit_euler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -20,25 +21,65 @@ void for_each_entry(int size, int threads, Visit&& visit) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && size > kParallelDofs)
   for (int i = 0; i < size; ++i) visit(i);
 }
+/// Adds what a substep's report counts to the whole step's.
+void accumulate(StepReport& total, const StepReport& part) {
+  total.cg_iterations += part.cg_iterations;
+  total.cg_residual = part.cg_residual;
+  total.newton_iterations += part.newton_iterations;
+  total.line_search_halvings += part.line_search_halvings;
+  total.line_search_failures += part.line_search_failures;
+  total.length_correction_iterations = std::max(total.length_correction_iterations, part.length_correction_iterations);
+  total.uncorrected_rods = std::max(total.uncorrected_rods, part.uncorrected_rods);
+  total.correction = part.correction;
+  total.bdf2 = part.bdf2;
+  total.assembly_seconds += part.assembly_seconds;
+  total.solve_seconds += part.solve_seconds;
+  total.energies = part.energies;
+  total.contact = part.contact;
+}
 }  // namespace
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
     : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()),
       contact_(model, settings.contact), length_correction_(model) {
   length_correction_.set_threads(settings_.threads);
-  const int n = model.layout.free_dof_count();
-  warm_start_ = VecX::Zero(n);
-  solver_.preconditioner().set_blocks(model.layout.rod_free_ranges());
+  const DofLayout& layout = model.layout;
+  warm_start_ = VecX::Zero(layout.free_dof_count());
+  solver_.preconditioner().set_blocks(layout.rod_free_ranges());
   solver_.preconditioner().set_threads(settings_.threads);
   assembler_.set_threads(settings_.threads);
   solver_.setTolerance(settings_.cg_tolerance);
   solver_.setMaxIterations(settings_.cg_max_iterations);
+  // Eigen's thread count is process-wide; its parallel sparse product (row by row, in CG) is
+  // the only Eigen kernel a step uses. Set here, once, not inside the step: the product's
+  // result does not depend on it (each row is summed by one thread), only its speed.
+  Eigen::setNbThreads(std::max(1, settings_.threads));
+  // The convergence test's length scale per DOF, and the energy allowance's scale.
+  dof_length_ = VecX::Zero(layout.dof_count());
+  const double g = model.gravity.head(model.dimension).norm();
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    const Rod& rod = model.rods[r];
+    const double length = rod.rest_length();
+    double mass = 0.0;
+    for (int i = 0; i < rod.vertex_count(); ++i) {
+      mass += rod.vertex_mass(i);
+      const int dof = layout.vertex_dof(r, i);
+      for (int d = 0; d < model.dimension; ++d) dof_length_[dof + d] = length;
+    }
+    energy_scale_ += mass * g * length;
+  }
 }
 
 EnergyBreakdown ImplicitEuler::energies(const State& state) const {
   EnergyBreakdown e = assembler_.potential_energies(state.positions, state.time);
   e.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
   return e;
+}
+
+HessianProjection ImplicitEuler::system_projection() const {
+  // Rayleigh damping's K is the bending-modes Hessian (docs/physics.md, "Damping"); the system
+  // matrix carries it as (h^2 + h beta) K, so with stiffness damping that is the projection.
+  return model_.damping_stiffness > 0.0 ? HessianProjection::BendingModes : settings_.projection;
 }
 
 bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, const char* what) const {
@@ -59,17 +100,15 @@ bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, cons
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && size > kParallelDofs) reduction(min : first)
   for (int dof = 0; dof < size; ++dof)
     if (!std::isfinite(values[dof])) first = std::min(first, dof);
-  for (int dof = first; dof < size; ++dof) {
-    const auto [rod, vertex] = model_.layout.dof_owner(dof);
-    std::ostringstream message;
-    message << "non-finite " << what << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
-    report.ok = false;
-    report.failure = message.str();
-    report.failed_rod = rod;
-    report.failed_vertex = vertex;
-    return true;
-  }
-  return false;
+  if (first >= size) return false;
+  const auto [rod, vertex] = model_.layout.dof_owner(first);
+  std::ostringstream message;
+  message << "non-finite " << what << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
+  report.ok = false;
+  report.failure = message.str();
+  report.failed_rod = rod;
+  report.failed_vertex = vertex;
+  return true;
 }
 
 bool ImplicitEuler::find_collapsed_edge(const VecX& positions, StepReport& report) const {
@@ -87,35 +126,312 @@ bool ImplicitEuler::find_collapsed_edge(const VecX& positions, StepReport& repor
   return true;
 }
 
-ImplicitEuler::LineSearch ImplicitEuler::line_search(const VecX& x0, const VecX& v0, const VecX& v, double h,
-                                                     double potential_at_v, double slope, double damping_scale,
-                                                     StepReport& report) {
+// ---------------------------------------------------------------------------------------------
+// Stage: check start.
+
+bool ImplicitEuler::check_start(const State& state, double dt, StepContext& ctx) const {
+  ctx.report = StepReport{};
+  ctx.dt = dt;
+  ctx.t0 = state.time;
+  ctx.t1 = state.time + dt;
+  ctx.x0 = &state.positions;
+  ctx.v0 = &state.velocities;
+  // A state this step cannot start from is reported, not assembled (the kernels assert
+  // finite, non-degenerate stencils).
+  if (!(dt > 0.0 && std::isfinite(dt))) {
+    ctx.report.ok = false;
+    ctx.report.failure = "time step is not a positive finite number";
+    return false;
+  }
+  return !(find_non_finite(state.positions, ctx.report, "position") ||
+           find_non_finite(state.velocities, ctx.report, "velocity") ||
+           find_collapsed_edge(state.positions, ctx.report));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: predict.
+
+void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
+  const DofLayout& layout = model_.layout;
+  const VecX& x0 = *ctx.x0;
+  const VecX& v0 = *ctx.v0;
+  const int dofs = layout.dof_count();
+  // This step continues the last one when the state is where that step left it: time, and
+  // the free DOFs' positions and velocities (fixed DOFs may be moved by handles in between).
+  bool continuing = history_ && ctx.t0 == last_end_time_ && last_end_v_.size() == v0.size() &&
+                    last_end_x_.size() == x0.size();
+  for (int dof = 0; continuing && dof < dofs; ++dof)
+    if (layout.free_index(dof) >= 0 && (v0[dof] != last_end_v_[dof] || x0[dof] != last_end_x_[dof])) continuing = false;
+
+  // BDF2 needs the previous step, of the same length (constant-step BDF2); otherwise this step
+  // is backward Euler (the first step, after a split, after a jump of the state).
+  ctx.bdf2 = allow_bdf2 && settings_.scheme == TimeScheme::Bdf2 && continuing && previous_dt_ == ctx.dt;
+  ctx.report.bdf2 = ctx.bdf2;
+  VecX& v = ctx.v;
+  v.resize(dofs);
+  if (ctx.bdf2) {
+    ctx.h = 2.0 * ctx.dt / 3.0;
+    ctx.bdf2_x_hat.resize(dofs);
+    ctx.bdf2_v_hat.resize(dofs);
+    const double h = ctx.h, dt = ctx.dt;
+    for_each_entry(dofs, settings_.threads, [&](int i) {
+      ctx.bdf2_x_hat[i] = (4.0 * x0[i] - previous_x0_[i]) / 3.0;
+      ctx.bdf2_v_hat[i] = (4.0 * v0[i] - previous_v0_[i]) / 3.0;
+      // Free DOFs start from v^; fixed DOFs take the velocity that puts them where their
+      // prescribed velocity takes them, x0 + dt v0 (commit() then stores v0 itself).
+      v[i] = layout.free_index(i) >= 0 ? ctx.bdf2_v_hat[i] : (x0[i] + dt * v0[i] - ctx.bdf2_x_hat[i]) / h;
+    });
+    ctx.x_hat = &ctx.bdf2_x_hat;
+    ctx.v_hat = &ctx.bdf2_v_hat;
+  } else {
+    ctx.h = ctx.dt;
+    ctx.x_hat = &x0;
+    ctx.v_hat = &v0;
+    for_each_entry(dofs, settings_.threads, [&](int i) { v[i] = v0[i]; });
+  }
+
+  // Linearization::Predicted (fixed-count solver) starts Newton from the velocity extrapolated
+  // from the last two steps of this same run, v~ = v0 + (h / h_prev) (v0 - v_prev), a
+  // second-order guess of v1 for smooth motion, when it is better than v0 by the measure
+  // Newton minimises, Phi(v~) <= Phi(v0) (at large steps, or at a sudden change, extrapolating
+  // overshoots). Never across a jump, nor with colliders (a contact can stop a vertex within a
+  // step), nor with stiffness damping (Phi's damping term needs K, not yet assembled).
+  ctx.from_guess = false;
+  const double alpha = model_.damping_mass;
+  if (!settings_.converged() && settings_.linearization == Linearization::Predicted && continuing && !ctx.bdf2 &&
+      !contact_.enabled() && model_.damping_stiffness == 0.0 && previous_dt_ > 0.0) {
+    const Clock::time_point guess_start = Clock::now();
+    const double h = ctx.h, ratio = h / previous_dt_;
+    ctx.trial_v = v0;
+    for (int dof = 0; dof < dofs; ++dof)
+      if (layout.free_index(dof) >= 0) ctx.trial_v[dof] = v0[dof] + ratio * (v0[dof] - previous_v0_[dof]);
+    ctx.trial_x = x0 + h * ctx.trial_v;
+    ctx.w = x0 + h * v0;  // scratch until the iterations need w
+    if (assembler_.find_collapsed_edge(ctx.trial_x) < 0 && assembler_.find_collapsed_edge(ctx.w) < 0) {
+      ctx.mass_dv = mass_.cwiseProduct(ctx.trial_v - v0);
+      const double phi_guess = 0.5 * (ctx.trial_v - v0).dot(ctx.mass_dv) +
+                               0.5 * h * alpha * ctx.trial_v.dot(mass_.cwiseProduct(ctx.trial_v)) +
+                               assembler_.potential_energies(ctx.trial_x, ctx.t1).potential();
+      const double phi_start =
+          0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) + assembler_.potential_energies(ctx.w, ctx.t1).potential();
+      if (phi_guess <= phi_start) {
+        v = ctx.trial_v;
+        ctx.from_guess = true;
+      }
+    }
+    ctx.report.assembly_seconds += seconds_since(guess_start);
+  }
+
+  // Whether energy may enter the system during the step: a moving fixed vertex, a load that
+  // changes, a collider (it may move, and contact is not a minimisation of Phi).
+  ctx.driven = contact_.enabled();
+  for (int dof = 0; !ctx.driven && dof < dofs; ++dof)
+    if (layout.free_index(dof) < 0 && v0[dof] != 0.0) ctx.driven = true;
+  for (const PointLoad& load : model_.loads)
+    if (load.force_at(ctx.t0) != load.force_at(ctx.t1)) ctx.driven = true;
+
+  ctx.iteration = 0;
+  ctx.at_start = !ctx.from_guess;
+  ctx.x_lin = ctx.x_hat;
+  ctx.end_energies_known = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: assemble.
+
+bool ImplicitEuler::assemble(StepContext& ctx) {
+  const DofLayout& layout = model_.layout;
+  const VecX& x_hat = *ctx.x_hat;
+  const VecX& v_hat = *ctx.v_hat;
+  const VecX& v = ctx.v;
+  const double h = ctx.h;
+  const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
+  const int n_free = layout.free_dof_count();
+  StepReport& report = ctx.report;
+  if (!ctx.at_start) {
+    ctx.linearization_point = x_hat + h * v;
+    ctx.x_lin = &ctx.linearization_point;
+    if (find_non_finite(ctx.linearization_point, report, "position") ||
+        find_collapsed_edge(ctx.linearization_point, report))
+      return false;
+  }
+  const VecX& x_lin = *ctx.x_lin;
+  const Clock::time_point assembly_start = Clock::now();
+  // K w with w = h (x^ + h v - x_lin) + h beta v. Away from the start x_lin = x^ + h v, so
+  // without stiffness damping w is exactly zero and K w is not formed.
+  const bool with_product = ctx.at_start || beta != 0.0;
+  if (with_product) {
+    ctx.w.resize(x_hat.size());
+    for_each_entry(static_cast<int>(x_hat.size()), settings_.threads,
+                   [&](int i) { ctx.w[i] = h * (x_hat[i] + h * v[i] - x_lin[i]) + (h * beta) * v[i]; });
+  }
+  // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs, and the
+  // right-hand side -r. Without contact each rod's block is built, factored and solved as
+  // soon as the rod is assembled, while its values are in cache; contact may change the
+  // system first, so there the preconditioner factors it in the solve.
+  SparseMatrix& system = assembler_.matrix();
+  const double* values = system.valuePtr();
+  ctx.rhs_free.resize(n_free);
+  ctx.residual.resize(layout.dof_count());
+  const double mass_scale = 1.0 + h * alpha;
+  if (!(system_mass_scale_ == mass_scale && system_mass_.size() == mass_.size())) {
+    system_mass_ = mass_scale * mass_;
+    system_mass_scale_ = mass_scale;
+  }
+  auto build_dofs = [&](int begin, int end) {
+    for (int dof = begin; dof < end; ++dof) {
+      ctx.residual[dof] = mass_[dof] * (mass_scale * v[dof] - v_hat[dof]) + h * ctx.gradient[dof];
+      if (with_product) ctx.residual[dof] += ctx.product[dof];
+      const int f = layout.free_index(dof);
+      if (f >= 0) ctx.rhs_free[f] = -ctx.residual[dof];
+    }
+  };
+  auto& preconditioner = solver_.preconditioner();
+  ctx.solved_per_rod = !contact_.enabled();
+  // The converged solver's convergence test reuses the guess's factors.
+  const bool keep_factors = ctx.solved_per_rod && settings_.converged() && ctx.iteration == 0;
+  if (ctx.solved_per_rod) {
+    preconditioner.prepare_blocks(system);
+    ctx.guess.resize(n_free);
+  }
+  const int* diagonal = assembler_.diagonal_slots().data();
+  const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
+    const auto [begin, end] = assembler_.rod_dofs(rod);
+    build_dofs(begin, end);
+    const auto [free_begin, free_end] = layout.rod_free_range(rod);
+    for (int f = free_begin; f < free_end; ++f) ctx.guess[f] = ctx.rhs_free[f];
+    // A block that is not positive definite starts CG from the Jacobi step, as CG's own
+    // preconditioner does there (the matrix's values are final: copied out before this call).
+    if (!preconditioner.solve_block_in_place(rod, block, ctx.guess.data() + free_begin, keep_factors))
+      for (int f = free_begin; f < free_end; ++f) {
+        const double d = values[diagonal[f]];
+        ctx.guess[f] = d != 0.0 ? ctx.rhs_free[f] / d : ctx.rhs_free[f];
+      }
+  };
+  assembler_.assemble(x_lin, ctx.t1, system_projection(), h * h + h * beta, ctx.gradient,
+                      with_product ? &ctx.w : nullptr, with_product ? &ctx.product : nullptr, &ctx.potential_at_lin,
+                      ctx.solved_per_rod ? build_rod : SystemAssembler::RodCallback{}, &system_mass_);
+  if (ctx.solved_per_rod) {
+    preconditioner.declare_blocks_solved(values, keep_factors);
+  } else {
+    for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) { build_dofs(dof, dof + 1); });
+  }
+  report.assembly_seconds += seconds_since(assembly_start);
+  return !find_non_finite(ctx.residual, report, "force");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: solve.
+
+bool ImplicitEuler::solve(StepContext& ctx) {
+  const DofLayout& layout = model_.layout;
+  StepReport& report = ctx.report;
+  const int n_free = layout.free_dof_count();
+  SparseMatrix& system = assembler_.matrix();
+  const Clock::time_point solve_start = Clock::now();
+  bool solved = true;
+  if (contact_.enabled()) {
+    const ContactSolver::LinearSolve linear_solve = [this](const SparseMatrix& m, const VecX& b, const VecX& guess,
+                                                           VecX& x) {
+      solver_.compute(m);
+      x = solver_.solveWithGuess(b, guess);
+      return solver_.info() == Eigen::Success;
+    };
+    // Warm-started from the previous step's first velocity change. The contact solver writes
+    // dv_free on success only: it is sized (and zeroed) here so nothing reads a stale vector.
+    ctx.dv_free.setZero(n_free);
+    solved = contact_.solve(system, ctx.rhs_free, *ctx.x_hat, ctx.v, ctx.h,
+                            ctx.iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(), linear_solve, ctx.dv_free);
+  } else {
+    // Without contact the rods are uncoupled and the per-rod solves during assembly solved the
+    // system exactly: their solution is CG's starting guess, and CG checks its residual (one
+    // product) and iterates only if it is not yet within cg_tolerance.
+    solver_.compute(system);
+    ctx.dv_free = solver_.solveWithGuess(ctx.rhs_free, ctx.guess);
+    solved = solver_.info() == Eigen::Success;
+  }
+  report.solve_seconds += seconds_since(solve_start);
+  report.cg_residual = solver_.error();
+  ++report.newton_iterations;
+  // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow in
+  // CG) is named by the vertex where it appears; the state is untouched.
+  const int dofs = layout.dof_count();
+  ctx.dv.resize(dofs);
+  if (ctx.dv_free.size() != n_free) ctx.dv_free.setZero(n_free);
+  bool finite = true;  // checked in the same pass; the search for the message only on failure
+  const int threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(&& : finite)
+  for (int dof = 0; dof < dofs; ++dof) {
+    const int f = layout.free_index(dof);
+    ctx.dv[dof] = f >= 0 ? ctx.dv_free[f] : 0.0;
+    finite = finite && std::isfinite(ctx.dv[dof]);
+  }
+  if (!finite && find_non_finite(ctx.dv, report, "velocity")) return false;
+  // Nothing else of a failed solve is used. It is named by where the force is largest.
+  if (!solved) {
+    std::ostringstream message;
+    message << "conjugate gradient did not converge: relative residual " << solver_.error() << " after "
+            << solver_.iterations() << " iterations (cg_tolerance " << settings_.cg_tolerance << ")";
+    int worst = -1;
+    for (int dof = 0; dof < dofs; ++dof) {
+      const int f = layout.free_index(dof);
+      if (f >= 0 && (worst < 0 || std::abs(ctx.rhs_free[f]) > std::abs(ctx.rhs_free[layout.free_index(worst)])))
+        worst = dof;
+    }
+    if (worst >= 0) {
+      const auto [rod, vertex] = layout.dof_owner(worst);
+      message << "; largest force at rod '" << model_.rods[rod].name << "' vertex " << vertex;
+      report.failed_rod = rod;
+      report.failed_vertex = vertex;
+    }
+    report.ok = false;
+    report.failure = message.str();
+    return false;
+  }
+  if (ctx.iteration == 0 && contact_.enabled()) warm_start_ = ctx.dv_free;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: line search.
+
+double ImplicitEuler::phi_quadratic(const StepContext& ctx, const VecX& v) const {
+  const VecX& v_hat = *ctx.v_hat;
+  return 0.5 * (v - v_hat).dot(mass_.cwiseProduct(v - v_hat)) +
+         0.5 * ctx.h * model_.damping_mass * v.dot(mass_.cwiseProduct(v));
+}
+
+ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double potential_at_v, double slope,
+                                                    double damping_scale) {
   // Phi(v + s dv) - Phi(v) for the quadratic terms is a polynomial in s; only U needs an
   // evaluation per trial. dv is zero on fixed DOFs.
+  const double h = ctx.h;
   const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
-  mass_dv_ = mass_.cwiseProduct(dv_);
-  const double dv_m_dv = dv_.dot(mass_dv_);
-  const double linear_mass = (v - v0).dot(mass_dv_) + h * alpha * v.dot(mass_dv_);
+  const VecX& v = ctx.v;
+  const VecX& dv = ctx.dv;
+  ctx.mass_dv = mass_.cwiseProduct(dv);
+  const double dv_m_dv = dv.dot(ctx.mass_dv);
+  const double linear_mass = (v - *ctx.v_hat).dot(ctx.mass_dv) + h * alpha * v.dot(ctx.mass_dv);
   const double quadratic_mass = 0.5 * (1.0 + h * alpha) * dv_m_dv;
   double linear_damping = 0.0, quadratic_damping = 0.0;
   if (beta > 0.0) {
-    // h beta K v = damping_scale product_ (see step()); dv^T K dv from the system matrix:
+    // h beta K v = damping_scale product (see assemble()); dv^T K dv from the system matrix:
     // dv^T J dv = (1 + h alpha) dv^T M dv + (h^2 + h beta) dv^T K dv.
-    linear_damping = damping_scale * dv_.dot(product_);
-    system_dv_.noalias() = assembler_.matrix() * dv_free_;
-    const double dv_j_dv = dv_free_.dot(system_dv_);
+    linear_damping = damping_scale * dv.dot(ctx.product);
+    ctx.system_dv.noalias() = assembler_.matrix() * ctx.dv_free;
+    const double dv_j_dv = ctx.dv_free.dot(ctx.system_dv);
     quadratic_damping = 0.5 * h * beta * (dv_j_dv - (1.0 + h * alpha) * dv_m_dv) / (h * h + h * beta);
   }
   constexpr double kArmijo = 1e-4;
   constexpr int kMaxHalvings = 10;
   double step = 1.0;
   for (int halving = 0; halving <= kMaxHalvings; ++halving) {
-    trial_v_ = v + step * dv_;
-    trial_x_ = x0 + h * trial_v_;
-    if (assembler_.find_collapsed_edge(trial_x_) < 0) {
-      const EnergyBreakdown e = assembler_.potential_energies(trial_x_, report_time_);
-      const double change = step * (linear_mass + linear_damping) + step * step * (quadratic_mass + quadratic_damping) +
-                            (e.potential() - potential_at_v);
+    ctx.trial_v = v + step * dv;
+    ctx.trial_x = *ctx.x_hat + h * ctx.trial_v;
+    if (assembler_.find_collapsed_edge(ctx.trial_x) < 0) {
+      const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
+      const double change = step * (linear_mass + linear_damping) +
+                             step * step * (quadratic_mass + quadratic_damping) + (e.potential() - potential_at_v);
       // U is a sum of terms far larger than its change near convergence: a change within
       // round-off of them counts as no increase.
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
@@ -123,299 +439,422 @@ ImplicitEuler::LineSearch ImplicitEuler::line_search(const VecX& x0, const VecX&
                             std::abs(potential_at_v));
       if (change <= kArmijo * step * slope + noise) return {step, true, e};
     }
-    ++report.line_search_halvings;
+    ++ctx.report.line_search_halvings;
     step *= 0.5;
   }
-  // No sufficient decrease along dv. The caller decides (see step()).
-  ++report.line_search_failures;
+  ++ctx.report.line_search_failures;
   return {1.0, false, EnergyBreakdown{}, false};
 }
 
-StepReport ImplicitEuler::step(State& state, double dt) {
-  StepReport report;
+void ImplicitEuler::line_search(StepContext& ctx) {
+  // Not while contact constraints are held (dv satisfies them exactly; a shortened step would
+  // not). For an iteration linearised at the start, Phi(v) needs U at x^ + h v, one more energy
+  // evaluation; its slope is that of the linearised residual, r . dv < 0.
+  const double h = ctx.h, beta = model_.damping_stiffness;
+  ctx.step_length = 1.0;
+  ctx.end_energies_known = false;
+  const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
+  if (settings_.line_search && !in_contact) {
+    const Clock::time_point search_start = Clock::now();
+    double potential_at_v = ctx.potential_at_lin.potential();  // x_lin = x^ + h v, unless at the start
+    bool searchable = true;
+    if (ctx.at_start) {
+      ctx.trial_x = *ctx.x_hat + h * ctx.v;
+      searchable = assembler_.find_collapsed_edge(ctx.trial_x) < 0;
+      if (searchable) potential_at_v = assembler_.potential_energies(ctx.trial_x, ctx.t1).potential();
+    }
+    if (searchable) {
+      // K v = product / (h^2 + h beta) at the start (w = (h^2 + h beta) v^), product / (h beta) after.
+      const double damping_scale = ctx.at_start ? h * beta / (h * h + h * beta) : 1.0;
+      const double slope = -ctx.rhs_free.dot(ctx.dv_free);  // r . dv < 0: J is SPD
+      const LineSearch search = search_phi(ctx, potential_at_v, slope, damping_scale);
+      ctx.step_length = search.step;
+      // A failed search takes nothing: no iterate may raise Phi. Newton's directions descend
+      // on Phi (J is SPD and r = grad Phi), so for them failing means the change is lost in
+      // round-off. Baraff-Witkin's first direction uses the residual linearised at x^ instead
+      // of Phi's gradient at x^ + h v^, and can point uphill when the rod turns fast: the next
+      // iteration then starts over from v^, as Newton from x^ + h v^. The single-solve solver
+      // (newton_iterations 1) has no next iteration and takes its solve whole, as Baraff and
+      // Witkin do.
+      const bool more = settings_.converged() || ctx.iteration + 1 < settings_.newton_iterations;
+      if (!search.found) ctx.step_length = more || !ctx.at_start ? 0.0 : 1.0;
+      ctx.end_energies_known = search.energies_known;
+      ctx.end_energies = search.energies;
+    }
+    ctx.report.assembly_seconds += seconds_since(search_start);
+  }
+  // The same arithmetic as the line search's trial, bit for bit.
+  const double s = ctx.step_length;
+  for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += s * ctx.dv[i]; });
+}
+
+void ImplicitEuler::projected_line_search(StepContext& ctx) {
+  // Phi at the current iterate (x_lin = x^ + h v) and at length-corrected trials
+  // v_s = (P(x^ + h (v + s dv)) - x^) / h, P the length correction about x_lin. Near the answer
+  // P moves nothing (the edges already have the lengths the linearisation sees), so the fixed
+  // point is backward Euler's; far from it P removes the stretch that the linearisation adds
+  // to every turning edge, which is what makes plain Newton's line search cut the step.
+  const Clock::time_point start = Clock::now();
+  const VecX& x_hat = *ctx.x_hat;
+  const double h = ctx.h;
+  const double phi_current = phi_quadratic(ctx, ctx.v) + ctx.potential_at_lin.potential();
+  constexpr int kMaxHalvings = 6;
+  double s = 1.0;
+  ctx.end_energies_known = false;
+  for (int halving = 0; halving <= kMaxHalvings; ++halving) {
+    ctx.trial_v = ctx.v + s * ctx.dv;
+    ctx.trial_x = x_hat + h * ctx.trial_v;
+    const LengthCorrection::Outcome corrected = length_correction_.apply(*ctx.x_lin, ctx.trial_x);
+    ctx.report.length_correction_iterations = std::max(ctx.report.length_correction_iterations, corrected.iterations);
+    if (ctx.trial_x.allFinite() && assembler_.find_collapsed_edge(ctx.trial_x) < 0) {
+      const DofLayout& layout = model_.layout;
+      for (int dof = 0; dof < layout.dof_count(); ++dof)
+        if (layout.free_index(dof) >= 0) ctx.trial_v[dof] = (ctx.trial_x[dof] - x_hat[dof]) / h;
+      const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
+      const double phi = phi_quadratic(ctx, ctx.trial_v) + e.potential();
+      const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
+                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load) +
+                            std::abs(phi_current));
+      if (phi <= phi_current + noise) {
+        ctx.step_length = s;
+        ctx.v.swap(ctx.trial_v);
+        ctx.x1.swap(ctx.trial_x);
+        ctx.end_energies = e;
+        ctx.end_energies_known = true;
+        ctx.report.assembly_seconds += seconds_since(start);
+        return;
+      }
+    }
+    ++ctx.report.line_search_halvings;
+    s *= 0.5;
+  }
+  // No decrease along the corrected path: the plain Newton step (a descent direction of Phi).
+  ++ctx.report.line_search_failures;
+  ctx.report.assembly_seconds += seconds_since(start);
+  line_search(ctx);
+  ctx.x1.resize(x_hat.size());
+  for_each_entry(static_cast<int>(x_hat.size()), settings_.threads, [&](int i) { ctx.x1[i] = x_hat[i] + h * ctx.v[i]; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: length correction.
+
+void ImplicitEuler::correct_lengths(StepContext& ctx) {
   const DofLayout& layout = model_.layout;
-  const double h = dt;
-  const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
-  const double t1 = state.time + h;
-  report_time_ = t1;
-  const VecX& x0 = state.positions;
-  const VecX& v0 = state.velocities;
-  const int n_free = layout.free_dof_count();
-  const int iterations = std::max(1, settings_.newton_iterations);
+  const VecX& x_hat = *ctx.x_hat;
+  const double h = ctx.h;
+  ctx.x1.resize(x_hat.size());
+  for_each_entry(static_cast<int>(x_hat.size()), settings_.threads, [&](int i) { ctx.x1[i] = x_hat[i] + h * ctx.v[i]; });
+  const LengthCorrection::Outcome corrected = length_correction_.apply(*ctx.x_lin, ctx.x1);
+  ctx.report.length_correction_iterations = std::max(ctx.report.length_correction_iterations, corrected.iterations);
+  ctx.report.uncorrected_rods = std::max(ctx.report.uncorrected_rods, corrected.uncorrected_rods);
+  for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
+    if (layout.free_index(dof) >= 0) ctx.v[dof] = (ctx.x1[dof] - x_hat[dof]) / h;
+  });
+  ctx.end_energies_known = false;
+}
 
-  // A state this step cannot start from is reported, not assembled (the kernels assert
-  // finite, non-degenerate stencils). Its energies are not evaluated either.
-  if (find_non_finite(x0, report, "position") || find_non_finite(v0, report, "velocity") ||
-      find_collapsed_edge(x0, report))
-    return report;
+// ---------------------------------------------------------------------------------------------
+// Stage: convergence test.
 
-  // Fixed DOFs keep the velocity they carry in the state; free DOFs start from v0.
-  VecX& v = velocity_;  // kept buffers, swapped into the state at the end: no allocation
-  v.resize(v0.size());
-  for_each_entry(static_cast<int>(v0.size()), settings_.threads, [&](int i) { v[i] = v0[i]; });
-  // Linearization::Predicted starts Newton from the velocity extrapolated from the last two
-  // steps of this same run, v~ = v0 + (h / h_prev) (v0 - v_prev), a second-order guess of v1
-  // for smooth motion; one Newton iteration from there is then as accurate as several from
-  // v0. The guess is taken only when it is better than v0 by the measure Newton minimises,
-  // Phi(v~) <= Phi(v0) (at large steps, or at a sudden change, extrapolating overshoots and
-  // Newton from there can settle on another, unphysical minimum of Phi); otherwise the step
-  // is Baraff-Witkin's, linearised at the start. Never across a jump (the state was changed
-  // between steps) nor with colliders (a contact can stop a vertex within a step, and an
-  // extrapolated guess would predict contacts that do not happen).
-  bool from_guess = false;
-  // This step continues the last one when the state is where that step left it: time, and
-  // the free DOFs' positions and velocities (fixed DOFs may be moved by handles in between).
-  bool continuing = previous_h_ > 0.0 && state.time == last_end_time_ && last_end_v_.size() == v0.size() &&
-                    last_end_x_.size() == x0.size() && previous_v0_.size() == v0.size();
-  for (int dof = 0; continuing && dof < layout.dof_count(); ++dof)
-    if (layout.free_index(dof) >= 0 && (v0[dof] != last_end_v_[dof] || x0[dof] != last_end_x_[dof])) continuing = false;
-  // Phi below leaves out h beta/2 v^T K v (K is not known before assembly): with stiffness
-  // damping the comparison would not be the one the line search makes, so no guess then.
-  if (settings_.linearization == Linearization::Predicted && continuing && !contact_.enabled() &&
-      model_.damping_stiffness == 0.0) {
-    const Clock::time_point guess_start = Clock::now();
-    const double ratio = h / previous_h_;
-    trial_v_ = v0;
-    for (int dof = 0; dof < layout.dof_count(); ++dof)
-      if (layout.free_index(dof) >= 0) trial_v_[dof] = v0[dof] + ratio * (v0[dof] - previous_v0_[dof]);
-    trial_x_ = x0 + h * trial_v_;
-    w_ = x0 + h * v0;  // scratch until the iterations need w_
-    if (assembler_.find_collapsed_edge(trial_x_) < 0 && assembler_.find_collapsed_edge(w_) < 0) {
-      mass_dv_ = mass_.cwiseProduct(trial_v_ - v0);
-      const double phi_guess = 0.5 * (trial_v_ - v0).dot(mass_dv_) +
-                               0.5 * h * alpha * trial_v_.dot(mass_.cwiseProduct(trial_v_)) +
-                               assembler_.potential_energies(trial_x_, t1).potential();
-      const double phi_start = 0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) +
-                               assembler_.potential_energies(w_, t1).potential();
-      if (phi_guess <= phi_start) {
-        v = trial_v_;
-        from_guess = true;
-      }
+double ImplicitEuler::relative_correction(const StepContext& ctx, const VecX& dv_free) const {
+  const DofLayout& layout = model_.layout;
+  double worst = 0.0;
+  int worst_dof = -1;
+  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+    const int f = layout.free_index(dof);
+    if (f < 0 || !(dof_length_[dof] > 0.0)) continue;
+    const double relative = std::abs(ctx.h * dv_free[f]) / dof_length_[dof];
+    if (relative > worst || !std::isfinite(relative)) {
+      worst = std::isfinite(relative) ? relative : std::numeric_limits<double>::infinity();
+      worst_dof = dof;
     }
-    report.assembly_seconds += seconds_since(guess_start);
   }
-  if (settings_.linearization == Linearization::Predicted) previous_v0_ = v0;
-  previous_h_ = h;
-  // Where the system is linearised: x0 for Baraff-Witkin's first solve, else x0 + h v (kept
-  // in linearization_point_).
-  const VecX* x_lin = &x0;
+  worst_correction_dof_ = worst_dof;
+  return worst;
+}
+
+bool ImplicitEuler::test_convergence(StepContext& ctx) {
+  // The residual at v: r = M (v - v^) + h alpha M v + h grad U(x^ + h v) (no stiffness
+  // damping here: run_converged iterates instead), and the simplified Newton correction
+  // J_guess^-1 r with the factors the guess's solve kept. Near the answer it is Newton's
+  // correction up to the change of J over the step (small where the guess is good; where it
+  // is not, the correction is large and Newton iterates).
+  const DofLayout& layout = model_.layout;
+  const VecX& v_hat = *ctx.v_hat;
+  const double h = ctx.h, alpha = model_.damping_mass;
+  const Clock::time_point start = Clock::now();
+  const VecX& x = ctx.x1;
+  EnergyBreakdown energies;
+  assembler_.assemble(x, ctx.t1, system_projection(), 0.0, ctx.gradient, nullptr, nullptr, &energies);
+  ctx.end_energies = energies;
+  ctx.end_energies_known = true;
+  ctx.rhs_free.resize(layout.free_dof_count());
+  for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
+    const int f = layout.free_index(dof);
+    if (f >= 0) ctx.rhs_free[f] = -(mass_[dof] * ((1.0 + h * alpha) * ctx.v[dof] - v_hat[dof]) + h * ctx.gradient[dof]);
+  });
+  ctx.report.assembly_seconds += seconds_since(start);
+  const Clock::time_point solve_start = Clock::now();
   auto& preconditioner = solver_.preconditioner();
-  preconditioner.reset_applications();
-  // Eigen's thread count is global; its parallel sparse product (row by row, in CG) is the
-  // only Eigen kernel of the step that uses it.
-  Eigen::setNbThreads(std::max(1, settings_.threads));
-  // Contact (src/contact) replaces the plain solve below only when there are colliders.
-  const bool contact = contact_.enabled();
-  if (contact) contact_.begin_step();
-  const ContactSolver::LinearSolve linear_solve = [this](const SparseMatrix& m, const VecX& b,
-                                                         const VecX& guess, VecX& x) {
-    solver_.compute(m);
-    x = solver_.solveWithGuess(b, guess);
-    return solver_.info() == Eigen::Success;
+  const long applications = preconditioner.applications();
+  ctx.dv_free = ctx.rhs_free;
+  preconditioner.solve_in_place(ctx.dv_free);
+  ctx.report.cg_iterations -= static_cast<int>(preconditioner.applications() - applications);  // not CG's
+  ctx.report.solve_seconds += seconds_since(solve_start);
+  if (!ctx.dv_free.allFinite()) return false;
+  ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+  return ctx.report.correction <= settings_.tolerance;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage: energy test.
+
+bool ImplicitEuler::test_energy(StepContext& ctx) {
+  if (ctx.driven) return true;
+  if (!ctx.end_energies_known) {
+    ctx.end_energies = assembler_.potential_energies(ctx.x1, ctx.t1);
+    ctx.end_energies_known = true;
+  }
+  // Kinetic energy with the velocity the state will carry (fixed DOFs: their prescribed one).
+  const DofLayout& layout = model_.layout;
+  const VecX& v0 = *ctx.v0;
+  double kinetic = 0.0;
+  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+    const double v = layout.free_index(dof) >= 0 ? ctx.v[dof] : v0[dof];
+    kinetic += mass_[dof] * v * v;
+  }
+  ctx.end_energies.kinetic = 0.5 * kinetic;
+  const EnergyBreakdown& e = ctx.end_energies;
+  auto noise_of = [](const EnergyBreakdown& b, double other) {
+    return 64.0 * std::numeric_limits<double>::epsilon() *
+           (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.gravity) + std::abs(b.load) +
+            std::abs(other));
   };
-  // The end-of-step energies, when the last line search already evaluated them.
-  EnergyBreakdown end_energies;
-  bool end_energies_known = false;
-  const double gravity_speed = model_.gravity.head(model_.dimension).norm() * h;
+  // BDF2 is not dissipative step by step: on a swinging strand its energy rises by ~1e-5 of
+  // m g L in one step and falls in the next (the L-stability it has damps over two steps). It
+  // is held to the larger of the energies at the start of this step and of the last one.
+  double start = ctx.energy_start;
+  if (ctx.bdf2 && ctx.energy_previous_known) start = std::max(start, ctx.energy_previous);
+  ctx.energy_next_previous = ctx.energy_start;  // the next step's "energy one step back"
+  ctx.energy_next_previous_known = true;
+  return e.total() - start <= energy_allowance() + noise_of(e, start);
+}
 
-  for (int iteration = 0; iteration < iterations; ++iteration) {
-    // Baraff-Witkin's first solve is linearised at the start of the step; every other
-    // iteration where the current iterate puts the rod.
-    const bool at_start = iteration == 0 && !from_guess;
-    if (!at_start) {
-      linearization_point_ = x0 + h * v;
-      x_lin = &linearization_point_;
-      if (iteration > 0 && (find_non_finite(*x_lin, report, "position") || find_collapsed_edge(*x_lin, report))) break;
-    }
+// ---------------------------------------------------------------------------------------------
+// Stage: commit.
 
-    const Clock::time_point assembly_start = Clock::now();
-    // Assemble: grad U(x_lin), (h^2 + h beta) K into the matrix, and K w. Away from the start
-    // x_lin = x0 + h v, so without stiffness damping w is exactly zero and K w is not formed.
-    const bool with_product = at_start || beta != 0.0;
-    if (with_product) {
-      w_.resize(x0.size());
-      for_each_entry(static_cast<int>(x0.size()), settings_.threads,
-                     [&](int i) { w_[i] = h * (x0[i] + h * v[i] - (*x_lin)[i]) + (h * beta) * v[i]; });
+void ImplicitEuler::commit(State& state, StepContext& ctx) {
+  const DofLayout& layout = model_.layout;
+  const VecX& x0 = *ctx.x0;
+  const VecX& v0 = *ctx.v0;
+  const double dt = ctx.dt;
+  // Fixed DOFs end where their prescribed velocity takes them and keep that velocity.
+  for (int dof = 0; dof < layout.dof_count(); ++dof)
+    if (layout.free_index(dof) < 0) {
+      ctx.x1[dof] = x0[dof] + dt * v0[dof];
+      ctx.v[dof] = v0[dof];
     }
-    // Build the system: J = (1 + h alpha) M + (h^2 + h beta) K on the free DOFs, and the
-    // right-hand side -r. Without contact each rod's block is built, factored and solved as
-    // soon as the rod is assembled, while its values are in cache; contact may change the
-    // system first, so there the preconditioner factors it in the solve.
-    SparseMatrix& system = assembler_.matrix();
-    const double* values = system.valuePtr();
-    rhs_free_.resize(n_free);
-    residual_.resize(layout.dof_count());
-    const double mass_scale = 1.0 + h * alpha;
-    if (!(system_mass_scale_ == mass_scale && system_mass_.size() == mass_.size())) {
-      system_mass_ = mass_scale * mass_;
-      system_mass_scale_ = mass_scale;
+  // History for BDF2 and the predicted guess: where this step began.
+  previous_x0_ = x0;
+  previous_v0_ = v0;
+  previous_dt_ = dt;
+  // x0, v0 (and x^, v^ for backward Euler) name the state's vectors: not used after this.
+  state.positions.swap(ctx.x1);
+  state.velocities.swap(ctx.v);
+  state.time = ctx.t1;
+  last_end_x_ = state.positions;
+  last_end_v_ = state.velocities;
+  last_end_time_ = state.time;
+  history_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The step: the stages in order.
+
+bool ImplicitEuler::newton_iteration(StepContext& ctx) {
+  if (!assemble(ctx) || !solve(ctx)) return false;
+  line_search(ctx);
+  return true;
+}
+
+bool ImplicitEuler::run_fixed(StepContext& ctx) {
+  const int iterations = std::max(1, settings_.newton_iterations);
+  const double gravity_speed = model_.gravity.head(model_.dimension).norm() * ctx.h;
+  for (ctx.iteration = 0; ctx.iteration < iterations; ++ctx.iteration) {
+    ctx.at_start = ctx.iteration == 0 && !ctx.from_guess;
+    if (!newton_iteration(ctx)) return false;
+    // Converged? The full correction (not the accepted fraction) against the velocity scale.
+    if (settings_.newton_tolerance > 0.0 && ctx.iteration + 1 < iterations) {
+      const double scale = std::max(ctx.v.lpNorm<Eigen::Infinity>(), gravity_speed);
+      if (ctx.dv.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
     }
-    auto build_dofs = [&](int begin, int end) {
-      for (int dof = begin; dof < end; ++dof) {
-        residual_[dof] = mass_[dof] * (mass_scale * v[dof] - v0[dof]) + h * gradient_[dof];
-        if (with_product) residual_[dof] += product_[dof];
-        const int f = layout.free_index(dof);
-        if (f >= 0) rhs_free_[f] = -residual_[dof];
-      }
-    };
-    const bool solve_per_rod = !contact;
-    if (solve_per_rod) {
-      preconditioner.prepare_blocks(system);
-      guess_.resize(n_free);
-    }
-    // Each rod's block solved where it is made, into CG's starting guess (see the solve below).
-    const int* diagonal = assembler_.diagonal_slots().data();
-    const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
-      const auto [begin, end] = assembler_.rod_dofs(rod);
-      build_dofs(begin, end);
-      const auto [free_begin, free_end] = layout.rod_free_range(rod);
-      for (int f = free_begin; f < free_end; ++f) guess_[f] = rhs_free_[f];
-      // A block that is not positive definite starts CG from the Jacobi step, as CG's own
-      // preconditioner does there (the matrix's values are final: copied out before this call).
-      if (!preconditioner.solve_block_in_place(rod, block, guess_.data() + free_begin))
-        for (int f = free_begin; f < free_end; ++f) {
-          const double d = values[diagonal[f]];
-          guess_[f] = d != 0.0 ? rhs_free_[f] / d : rhs_free_[f];
-        }
-    };
-    EnergyBreakdown potential_at_lin;
-    assembler_.assemble(*x_lin, t1, settings_.projection, h * h + h * beta, gradient_, with_product ? &w_ : nullptr,
-                        with_product ? &product_ : nullptr, &potential_at_lin,
-                        solve_per_rod ? build_rod : SystemAssembler::RodCallback{}, &system_mass_);
-    if (solve_per_rod) {
-      preconditioner.declare_blocks_solved(values);
+  }
+  if (settings_.length_correction && !contact_.enabled()) {
+    correct_lengths(ctx);
+  } else {
+    const VecX& x_hat = *ctx.x_hat;
+    ctx.x1.resize(x_hat.size());
+    for_each_entry(static_cast<int>(x_hat.size()), settings_.threads,
+                   [&](int i) { ctx.x1[i] = x_hat[i] + ctx.h * ctx.v[i]; });
+  }
+  return true;
+}
+
+bool ImplicitEuler::run_converged(StepContext& ctx) {
+  const bool contact = contact_.enabled();
+  const bool damped = model_.damping_stiffness > 0.0;
+  // The guess: Baraff-Witkin's solve linearised at x^, then the length correction.
+  ctx.iteration = 0;
+  ctx.at_start = true;
+  if (!assemble(ctx) || !solve(ctx)) return false;
+  for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
+  const VecX& x_hat = *ctx.x_hat;
+  auto update_end_positions = [&] {
+    ctx.x1.resize(x_hat.size());
+    for_each_entry(static_cast<int>(x_hat.size()), settings_.threads,
+                   [&](int i) { ctx.x1[i] = x_hat[i] + ctx.h * ctx.v[i]; });
+  };
+  bool converged = false;
+  if (!contact) {
+    correct_lengths(ctx);
+    if (!find_non_finite(ctx.x1, ctx.report, "position") && !find_collapsed_edge(ctx.x1, ctx.report)) {
+      // Stiffness damping needs K at the guess: Newton's own correction tests it instead.
+      converged = !damped && test_convergence(ctx);
     } else {
-      for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) { build_dofs(dof, dof + 1); });
+      return false;
     }
-    report.assembly_seconds += seconds_since(assembly_start);
-    if (find_non_finite(residual_, report, "force")) break;
-
-    // Solve, warm-started from the previous step's first velocity change.
-    const Clock::time_point solve_start = Clock::now();
-    bool solved = true;
-    if (contact) {
-      solved = contact_.solve(system, rhs_free_, x0, v, h, iteration == 0 ? warm_start_ : VecX::Zero(n_free).eval(),
-                              linear_solve, dv_free_);
-    } else {
-      // Without contact the rods are uncoupled and the per-rod solves during assembly solved
-      // the system exactly: their solution is CG's starting guess, and CG checks its
-      // residual (one product) and iterates only if it is not yet within cg_tolerance (then
-      // the preconditioner forms the rods' factors for its iterations).
-      solver_.compute(system);
-      dv_free_ = solver_.solveWithGuess(rhs_free_, guess_);
+  } else {
+    update_end_positions();
+    ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+  }
+  // Newton from the guess, until its correction is below the tolerance; and where the step
+  // would gain energy, on until the energy test passes too (converged backward Euler did not
+  // gain energy in any of our runs, so a gain is a sign of an unfinished solve).
+  bool energy_ok = false;
+  for (int k = 0;; ++k) {
+    if (converged) {
+      if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
+      energy_ok = test_energy(ctx);
+      if (energy_ok) break;
     }
-    report.solve_seconds += seconds_since(solve_start);
-    report.cg_residual = solver_.error();
-    report.newton_iterations = iteration + 1;
-    // The velocity change on all DOFs (zero on fixed ones). A non-finite solution (overflow
-    // in CG) is named by the vertex where it appears; v is the step's own buffer, so the state
-    // stays as it was.
-    const int dofs = layout.dof_count();
-    dv_.resize(dofs);
-    bool finite = true;  // checked in the same pass; the search for the message only on failure
-    const int threads = settings_.threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(&& : finite)
-    for (int dof = 0; dof < dofs; ++dof) {
-      const int f = layout.free_index(dof);
-      dv_[dof] = f >= 0 ? dv_free_[f] : 0.0;
-      finite = finite && std::isfinite(dv_[dof]);
-    }
-    if (!finite && find_non_finite(dv_, report, "velocity")) break;
-    if (!solved || solver_.info() != Eigen::Success) {
+    if (k >= settings_.max_newton_iterations || (converged && ctx.bdf2)) {
       std::ostringstream message;
-      message << "conjugate gradient did not converge: relative residual " << solver_.error()
-              << " after " << solver_.iterations() << " iterations (cg_tolerance "
-              << settings_.cg_tolerance << ")";
-      report.ok = false;
-      report.failure = message.str();
-      break;
-    }
-    if (iteration == 0 && contact) warm_start_ = dv_free_;  // only the contact solve starts from it
-
-    // Line search on Phi (not while contact constraints are held). For Baraff-Witkin's first
-    // solve, linearised at x0, Phi(v0) needs U at x0 + h v0, one more energy evaluation; its
-    // slope is that of the linearised residual, r . dv < 0.
-    double step_length = 1.0;
-    end_energies_known = false;
-    const bool in_contact = contact && !contact_.contacts().empty();
-    if (settings_.line_search && !in_contact) {
-      const Clock::time_point search_start = Clock::now();
-      double potential_at_v = potential_at_lin.potential();  // x_lin = x0 + h v, unless at_start
-      bool searchable = true;
-      if (at_start) {
-        trial_x_ = x0 + h * v;
-        searchable = assembler_.find_collapsed_edge(trial_x_) < 0;
-        if (searchable) potential_at_v = assembler_.potential_energies(trial_x_, t1).potential();
+      if (converged)
+        message << "the step would raise the total energy by " << ctx.end_energies.total() - ctx.energy_start
+                << " J (allowance " << energy_allowance() << " J) after " << ctx.iteration + 1
+                << " Newton iterations";
+      else
+        message << "Newton's method did not converge in " << settings_.max_newton_iterations
+                << " iterations (last correction " << ctx.report.correction << " of the rod length, tolerance "
+                << settings_.tolerance << ")";
+      if (worst_correction_dof_ >= 0) {
+        const auto [rod, vertex] = model_.layout.dof_owner(worst_correction_dof_);
+        message << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
+        ctx.report.failed_rod = rod;
+        ctx.report.failed_vertex = vertex;
       }
-      if (searchable) {
-        // K v = product_ / (h^2 + h beta) at the start (w = (h^2 + h beta) v0), product_ / (h beta) after.
-        const double damping_scale = at_start ? h * beta / (h * h + h * beta) : 1.0;
-        const double slope = -rhs_free_.dot(dv_free_);  // r . dv < 0: J is SPD
-        const LineSearch search = line_search(x0, v0, v, h, potential_at_v, slope, damping_scale, report);
-        step_length = search.step;
-        // A failed search. Newton's directions descend on Phi (J is SPD and r = grad Phi), so
-        // for them failing means the change is lost in round-off: the step is converged, take
-        // it. Baraff-Witkin's first direction uses the residual linearised at x0 instead of
-        // Phi's gradient at x0 + h v0, and can point uphill when the rod turns fast: then,
-        // if another iteration follows, it starts over from v0, as Newton from x0 + h v0.
-        if (!search.found && at_start && iteration + 1 < iterations) step_length = 0.0;
-        end_energies_known = search.energies_known;
-        end_energies = search.energies;
-      }
-      report.assembly_seconds += seconds_since(search_start);
+      ctx.report.ok = false;
+      ctx.report.failure = message.str();
+      return false;
     }
-    // The same arithmetic as the line search's trial, bit for bit.
-    for_each_entry(static_cast<int>(v.size()), settings_.threads, [&](int i) { v[i] += step_length * dv_[i]; });
-
-    // Converged? The correction against the velocity scale of the step.
-    if (settings_.newton_tolerance > 0.0 && iteration + 1 < iterations) {
-      const double scale = std::max(v.lpNorm<Eigen::Infinity>(), gravity_speed);
-      // The full Newton correction, not the accepted fraction: a line search that shortens the
-      // step far from the solution must not look like convergence.
-      if (dv_.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
-    }
-  }
-  report.cg_iterations = static_cast<int>(preconditioner.applications());
-
-  if (report.ok) {
-    // The end positions in a kept buffer (swapped with the state's below): no allocation.
-    VecX& x1 = end_positions_;
-    x1.resize(x0.size());
-    for_each_entry(static_cast<int>(x0.size()), settings_.threads, [&](int i) { x1[i] = x0[i] + h * v[i]; });
-    // The edges back to the lengths the last linear solve saw (see SolverSettings), and the
-    // velocity that moves the rod there. Not with colliders: it could move a vertex into one.
-    if (settings_.length_correction && !contact) {
-      const LengthCorrection::Outcome corrected = length_correction_.apply(*x_lin, x1);
-      report.length_correction_iterations = corrected.iterations;
-      report.uncorrected_rods = corrected.uncorrected_rods;
-      for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) {
-        if (layout.free_index(dof) >= 0) v[dof] = (x1[dof] - x0[dof]) / h;
-      });
-      end_energies_known = false;
-    }
-    if (!find_non_finite(x1, report, "position") && !find_collapsed_edge(x1, report)) {
-      if (contact) contact_.report(x1, h, report.contact);
-      // x0, v0 and x_lin (which may point at x0) name the state's old vectors: not used after.
-      state.positions.swap(x1);
-      state.velocities.swap(v);
-      if (settings_.linearization == Linearization::Predicted) {  // only the guess needs them
-        last_end_v_ = state.velocities;
-        last_end_x_ = state.positions;
-        last_end_time_ = t1;
-      }
-      state.time = t1;
+    ctx.iteration = k + 1;
+    ctx.at_start = false;
+    if (!contact && !damped) {
+      // Newton's linearised step stretches turning edges as the guess's did: each trial is
+      // length-corrected before Phi judges it (projected_line_search).
+      if (!assemble(ctx) || !solve(ctx)) return false;
+      projected_line_search(ctx);
     } else {
-      end_energies_known = false;
+      if (!newton_iteration(ctx)) return false;
+      update_end_positions();
     }
+    ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+    converged = ctx.report.correction <= settings_.tolerance;
   }
-  if (report.ok && !settings_.step_energies) return report;
-  if (report.ok && end_energies_known) {
-    report.energies = end_energies;
+  return energy_ok;
+}
+
+void ImplicitEuler::finish_report(const State& state, StepContext& ctx) {
+  StepReport& report = ctx.report;
+  report.cg_iterations += static_cast<int>(solver_.preconditioner().applications());
+  if (report.ok && !settings_.step_energies && !settings_.converged()) return;
+  if (report.ok && ctx.end_energies_known) {
+    report.energies = ctx.end_energies;
     report.energies.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
   } else {
     report.energies = energies(state);
   }
-  return report;
+}
+
+StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
+  StepContext& ctx = context_;
+  start_ok_ = check_start(state, dt, ctx);
+  if (!start_ok_) return ctx.report;
+  solver_.preconditioner().reset_applications();
+  predict(ctx, allow_bdf2);
+  if (contact_.enabled()) contact_.begin_step();
+  if (settings_.converged()) {
+    // The energy at the start: where the last step ended, else evaluated.
+    const bool known = last_end_energy_known_ && history_ && state.time == last_end_time_ &&
+                       state.positions.size() == last_end_x_.size() && state.positions == last_end_x_ &&
+                       state.velocities.size() == last_end_v_.size() && state.velocities == last_end_v_;
+    ctx.energy_start = known ? last_end_energy_ : energies(state).total();
+    ctx.energy_previous_known = known && last_start_energy_known_;
+    ctx.energy_previous = last_start_energy_;
+  }
+  const bool ok = settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
+  if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
+    if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
+    commit(state, ctx);
+    if (settings_.converged()) {
+      last_end_energy_ = ctx.end_energies.total();
+      last_end_energy_known_ = ctx.end_energies_known && !ctx.driven;
+      last_start_energy_ = ctx.energy_next_previous;
+      last_start_energy_known_ = ctx.energy_next_previous_known && !ctx.driven;
+    }
+  } else {
+    ctx.report.ok = false;
+  }
+  finish_report(state, ctx);
+  return ctx.report;
+}
+
+StepReport ImplicitEuler::step(State& state, double dt) {
+  return step_or_split(state, dt, 0, true);
+}
+
+StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2) {
+  StepReport report = attempt(state, dt, allow_bdf2);
+  // The converged solver takes a step it could not converge (or that would gain energy) again
+  // as two backward Euler steps of half the length; a state it cannot start from is final.
+  if (report.ok || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_) return report;
+  const State saved = state;
+  const double t1 = state.time + dt;
+  StepReport total;
+  total.substeps = 0;
+  total.newton_iterations = report.newton_iterations;
+  total.cg_iterations = report.cg_iterations;
+  total.assembly_seconds = report.assembly_seconds;
+  total.solve_seconds = report.solve_seconds;
+  for (int half = 0; half < 2; ++half) {
+    const StepReport part = step_or_split(state, 0.5 * dt, depth + 1, false);
+    accumulate(total, part);
+    total.substeps += part.substeps;
+    if (!part.ok) {
+      state = saved;
+      total.ok = false;
+      total.failure = part.failure;
+      total.failed_rod = part.failed_rod;
+      total.failed_vertex = part.failed_vertex;
+      total.energies = energies(state);
+      history_ = false;
+      return total;
+    }
+  }
+  state.time = t1;  // two halves add up to dt up to round-off; the clock stays exact
+  last_end_time_ = t1;
+  return total;
 }
 
 }  // namespace bristle

@@ -258,7 +258,7 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   return block.factored;
 }
 
-bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, double* x) {
+bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor) {
   Block& block = factors_[b];
   block.factored = false;
   if (block.size <= 0) return true;
@@ -266,12 +266,25 @@ bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, 
   // The forward substitution runs inside the factorisation (banded_cholesky).
   if (!banded_cholesky(lower.values, block.size, block.half_bandwidth, block.column_counts.data(), x)) return false;
   banded_solve(lower.values, block.size, block.half_bandwidth, x, true);
+  if (keep_factor) {
+    const std::size_t length = band_length(block.size, block.half_bandwidth);
+    block.band.resize(length);
+    std::copy(lower.values, lower.values + length, block.band.begin());
+  }
   block.factored = true;
   return true;
 }
 
-void RodBlockPreconditioner::declare_blocks_solved(const double* values) {
+void RodBlockPreconditioner::declare_blocks_solved(const double* values, bool factors_kept) {
   ++applications_;
+  if (factors_kept) {
+    // The factors are in place (the same bits factorize() would form): ready for solve().
+    finish_factorization(values);
+    solved_in_place_ = false;
+    factors_kept_ = true;
+    solved_values_ = values;
+    return;
+  }
   failed_blocks_ = 0;
   for (const Block& block : factors_)
     if (block.size > 0 && !block.factored) ++failed_blocks_;

@@ -1,57 +1,52 @@
 #pragma once
-/// Baraff-Witkin large-step backward Euler ("Large steps in cloth simulation", SIGGRAPH 1998),
-/// and Newton's method on the same equations.
+/// Implicit time stepping: backward Euler (Baraff and Witkin, "Large steps in cloth
+/// simulation", SIGGRAPH 1998) and BDF2, both solved by Newton's method to a tolerance.
 ///
 /// Backward Euler asks for v1 with  M (v1 - v0) = h f(x0 + h v1, v1),  x1 = x0 + h v1,  where
-/// f = -grad U - (alpha M + beta K) v is the potential force plus Rayleigh damping. Newton's
-/// method on the residual, with the force linearised about x_lin,
+/// f = -grad U - (alpha M + beta K) v is the potential force plus Rayleigh damping. BDF2
+/// (Hairer and Wanner, "Solving Ordinary Differential Equations II", section V.1) is the same
+/// equation with another start and step (docs/physics.md, "BDF2"):
 ///
-///   r(v) = M (v - v0) + h alpha M v + h grad U(x_lin) + K [h (x0 + h v - x_lin) + h beta v]
+///   x^ = (4 x_n - x_{n-1}) / 3,  v^ = (4 v_n - v_{n-1}) / 3,  h = 2 dt / 3:
+///   M (v1 - v^) = h f(x^ + h v1, v1),  x1 = x^ + h v1,
+///
+/// so one Newton solver serves both. Newton's method on the residual, with the force
+/// linearised about x_lin,
+///
+///   r(v) = M (v - v^) + h alpha M v + h grad U(x_lin) + K [h (x^ + h v - x_lin) + h beta v]
 ///   J    = (1 + h alpha) M + (h^2 + h beta) K,      J dv = -r(v).
 ///
 /// K is the Hessian of U after PSD projection, so J is SPD for every h and CG applies.
+/// Newton is a descent method on the incremental potential
 ///
-/// The first iteration (Linearization::Start, the default) is Baraff-Witkin's single linear
-/// solve: x_lin = x0, v = v0, i.e.  (M - h df/dv - h^2 df/dx) dv = h (f0 + h df/dx v0).
-/// Every further iteration (`newton_iterations` > 1) is Newton's method, linearised where the
-/// iterate puts the rod, x_lin = x0 + h v. That is a descent method on the incremental
-/// potential
+///   Phi(v) = 1/2 (v - v^)^T M (v - v^) + h alpha/2 v^T M v + U(x^ + h v) + h beta/2 v^T K v
 ///
-///   Phi(v) = 1/2 (v - v0)^T M (v - v0) + h alpha/2 v^T M v + U(x0 + h v) + h beta/2 v^T K v
+/// (K frozen at the iterate; grad Phi = r); each correction is line-searched on Phi (Armijo).
 ///
-/// (K frozen at the iterate; grad Phi = r), so each step dv is tried in full and halved
-/// until Phi decreases sufficiently (Armijo; Nocedal and Wright, "Numerical Optimization",
-/// algorithm 3.1). `newton_tolerance` > 0 stops early once the correction is negligible.
+/// The default (`newton_iterations` 0, "converged"): the first solve is Baraff-Witkin's,
+/// linearised at the start x^, followed by the length correction (integrator/
+/// length_correction.hpp): the cheap guess, within 0.1% of the strand length of the answer on
+/// hair at 1/240 s. The convergence test then estimates the guess's error by one simplified
+/// Newton correction, J_start^-1 r(guess), with the first solve's own factors (one gradient
+/// pass and two triangular solves per rod); only if some vertex would move by more than
+/// `tolerance` times its rod's length do full Newton iterations follow, each tested by its own
+/// correction. A step whose Newton iterations do not converge, or that would raise the total
+/// energy of an undriven system by more than the tolerance, is taken again as two backward
+/// Euler steps of half the length (at most `max_step_splits` times in a row).
 ///
-/// Why more than one solve matters: one linear solve moves every vertex along the tangent of
-/// its rotation, which stretches the nearly inextensible edges by (h omega)^2 L / 2 and lags
-/// the motion badly (a hair strand at dt = 1/240 s, 0.25 s after release: 90% of its length
-/// behind the converged backward Euler answer after single solves, 4% with two iterations),
-/// and at large steps can add energy. `length_correction` removes exactly that stretch after
-/// the last solve (integrator/length_correction.hpp): with the bending Hessian reduced to its
-/// bending modes, one solve per step is then within 0.1% of converged backward Euler on the
-/// same strand. At steps far above the bending periods, converge instead. The line search makes every iteration lower Phi; that
-/// is not the energy (U is not convex), so only iterations run to convergence
-/// (newton_tolerance) are energy-safe at steps far above the bending periods.
-///
-/// Linearization::Predicted starts Newton (line search included) from a guess extrapolated
-/// from the last two steps, v~ = v0 + (h / h_prev)(v0 - v_prev), linearised at x0 + h v~,
-/// when Phi(v~) <= Phi(v0). For resolved motion that guess is second-order close to v1, so
-/// few iterations go far (the same strand: 4% of its length with two iterations from x0,
-/// 0.004% from v~). It is for small steps: where h omega >> 1 for the motion that matters
-/// (dt = 1/60 s on that strand) extrapolation overshoots, and two iterations from there can
-/// end with more energy than the step began with; use Start there.
-///
-/// With colliders in contact, dv satisfies the contact constraints exactly (constraint
-/// filtering, contact/); a shortened step would not, so contact iterations take the full step.
+/// `newton_iterations` n > 0 is the fixed-count solver of earlier versions (n = 1:
+/// Baraff-Witkin's single linearised solve, the contract's default): cheap, and off by up to
+/// the strand's length on stiff hair (docs/physics.md, "What each solver costs").
 ///
 /// Fixed vertices are eliminated: their velocity is prescribed (the velocity stored in the
 /// state for those DOFs, zero for a clamped root, set by whoever scripts their motion) and
 /// only free DOFs enter the solve.
 ///
-/// Stages of a step, each visible in the code: assemble -> build system -> solve -> line
-/// search -> update -> report. A step never throws and never exits; a failure is described in
-/// the report and leaves the state as it was.
+/// The step is a pipeline of named stages over one StepContext (Box2D's solver stages are the
+/// model): check start -> predict -> [assemble -> solve -> line search]* -> length correction
+/// -> convergence test -> energy test -> commit -> report. Each stage is a public member a test
+/// can call on a prepared context. A step never throws and never exits; a failure is described
+/// in the report and leaves the state as it was.
 
 #include <string>
 
@@ -66,38 +61,61 @@
 
 namespace bristle {
 
-/// Where a step's first Newton iteration is linearised.
+/// The time discretisation.
+enum class TimeScheme {
+  BackwardEuler,  ///< first order, L-stable; damps resolved motion (the default)
+  Bdf2,           ///< second order, L-stable; keeps resolved motion (first step: backward Euler)
+};
+
+/// Where a step's first Newton iteration is linearised (fixed-count solver only).
 enum class Linearization {
-  Start,      ///< at the start of the step, x0 (Baraff-Witkin; the contract's default)
-  Predicted,  ///< at x0 + h v~, v~ extrapolated from the last two steps (see step())
+  Start,      ///< at the start of the step, x^ (Baraff-Witkin)
+  Predicted,  ///< at x^ + h v~, v~ extrapolated from the last two steps (see step())
 };
 
 struct SolverSettings {
+  TimeScheme scheme = TimeScheme::BackwardEuler;
   double cg_tolerance = 1e-8;   ///< relative residual |r| / |b| at which CG stops
   int cg_max_iterations = 1000; ///< cap per linear solve
-  int newton_iterations = 1;    ///< at most; 1: Baraff-Witkin's single linearised solve
-  /// newton_iterations > 1: stop once the largest velocity correction is below this fraction
-  /// of the largest velocity (or of |g| h, if larger). 0: always newton_iterations.
+  /// 0 (default): Newton until converged (see `tolerance`). n > 0: exactly n iterations
+  /// (1: Baraff-Witkin's single linearised solve), as earlier versions did.
+  int newton_iterations = 0;
+  /// Converged solver: a step is converged when Newton's next correction would move no vertex
+  /// by more than this fraction of its rod's length.
+  double tolerance = 1e-3;
+  /// Converged solver: an undriven step may not raise the total energy by more than this times
+  /// sum(m |g| L) over the rods; Newton iterates on until it does not (then the step is split).
+  double energy_tolerance = 1e-6;
+  /// Converged solver: Newton iterations after the guess before the step is split in two.
+  int max_newton_iterations = 25;
+  /// Converged solver: how many times in a row a step may be halved when it does not converge
+  /// or would gain energy (2^max_step_splits substeps at most).
+  int max_step_splits = 4;
+  /// Fixed-count solver (newton_iterations > 1): stop once the largest velocity correction is
+  /// below this fraction of the largest velocity (or of |g| h, if larger). 0: always n.
   double newton_tolerance = 0.0;
   /// Backtracking line search on the incremental potential, for every iteration not
   /// linearised at the start of the step.
   bool line_search = true;
-  /// After the last Newton iteration, give every edge back the length the linearised solve
-  /// saw (integrator/length_correction.hpp): removes the stretch a linear solve adds to
-  /// turning edges, so one iteration per step keeps up with converged backward Euler on
-  /// nearly inextensible rods. Not with colliders.
+  /// Fixed-count solver: after the last Newton iteration, give every edge back the length the
+  /// linearised solve saw (integrator/length_correction.hpp). The converged solver always
+  /// corrects its guess. Not with colliders.
   bool length_correction = false;
   Linearization linearization = Linearization::Start;
-  HessianProjection projection = HessianProjection::Projected;
-  /// Each step's report carries the energies at the step's end (StepReport::energies): one
-  /// potential-energy pass, about 5% of a one-solve step, unless the step's line search already
-  /// evaluated them. false leaves them zero after a completed step, for callers that read
-  /// energies only now and then (ImplicitEuler::energies), such as the runner at frames.
+  /// The element Hessians' projection in the system matrix. With stiffness damping the
+  /// bending-modes Hessian is used whatever this says: Rayleigh damping's K is that one
+  /// (docs/physics.md, "Damping").
+  HessianProjection projection = HessianProjection::BendingModes;
+  /// Each step's report carries the energies at the step's end (StepReport::energies), unless
+  /// false (callers that read energies only now and then, such as the runner at frames). The
+  /// converged solver evaluates them anyway for its energy test.
   bool step_energies = true;
   /// Threads for assembly, the preconditioner and CG's matrix-vector products. Frames are
   /// bitwise identical for every value (each parallel loop is over independent rods or rows).
   int threads = 1;
   ContactSettings contact;      ///< used only when the model has colliders
+
+  bool converged() const { return newton_iterations <= 0; }
 };
 
 struct StepReport {
@@ -107,15 +125,59 @@ struct StepReport {
   int failed_vertex = -1;
   int cg_iterations = 0;    ///< preconditioned CG iterations (= matrix-vector products), all Newton iterations
   double cg_residual = 0.0; ///< relative residual of the last linear solve
-  int newton_iterations = 0;
+  int newton_iterations = 0;  ///< linear solves (the guess's included), all substeps
   int line_search_halvings = 0;  ///< step halvings in the line search, all Newton iterations
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
-  int length_correction_iterations = 0;  ///< of the slowest rod (length_correction only)
+  int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
+  int substeps = 1;          ///< steps actually taken: > 1 when the step was split
+  bool bdf2 = false;         ///< whether the (last sub)step was a BDF2 step
+  double correction = 0.0;   ///< converged solver: the last correction, as a fraction of rod length
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed); zero without step_energies
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
   ContactReport contact;          ///< per-collider contact stats (empty without colliders)
+};
+
+/// Everything one step works on: its inputs, the iterate, scratch vectors (kept between steps
+/// so a step allocates nothing), and what the stages found. Stages read and write it; tests
+/// prepare one and call a stage.
+struct StepContext {
+  // The step: BDF2 solves the backward Euler equations from (x^, v^) with h = 2 dt / 3.
+  double dt = 0.0;           ///< the step's length [s]
+  double h = 0.0;            ///< the implicit solve's step [s]
+  double t0 = 0.0, t1 = 0.0; ///< start and end time [s]
+  bool bdf2 = false;
+  const VecX* x0 = nullptr;  ///< the state's positions and velocities at t0
+  const VecX* v0 = nullptr;
+  const VecX* x_hat = nullptr;  ///< x^ and v^ (x0 and v0 for backward Euler)
+  const VecX* v_hat = nullptr;
+  VecX bdf2_x_hat, bdf2_v_hat;  ///< storage for BDF2's x^, v^
+  /// The iterate: the end-of-step velocity on free DOFs, the prescribed one on fixed DOFs
+  /// (for BDF2, the one that puts them where their prescribed velocity takes them).
+  VecX v;
+  VecX x1;                  ///< end positions, x^ + h v (after the length correction, its result)
+  const VecX* x_lin = nullptr;  ///< where the current iteration is linearised
+  VecX linearization_point;
+  bool at_start = true;     ///< the current iteration is linearised at x^ (w != 0)
+  bool from_guess = false;  ///< Linearization::Predicted's guess was taken
+  int iteration = 0;
+  // Per iteration.
+  VecX gradient, product, w, residual, rhs_free, dv_free, dv, guess;
+  VecX trial_v, trial_x, mass_dv, system_dv;
+  EnergyBreakdown potential_at_lin;
+  double step_length = 1.0;
+  bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
+  // Energies.
+  double energy_start = 0.0;       ///< total energy at t0
+  EnergyBreakdown end_energies;    ///< at (x1, v), when end_energies_known
+  bool end_energies_known = false;
+  bool driven = false;             ///< handles, ramped loads or colliders: energy may rise
+  /// BDF2's energy test: the total energy at the start of the previous step, and what the
+  /// next step will take as such (this step's energy_start).
+  double energy_previous = 0.0, energy_next_previous = 0.0;
+  bool energy_previous_known = false, energy_next_previous_known = false;
+  StepReport report;
 };
 
 class ImplicitEuler {
@@ -129,41 +191,92 @@ class ImplicitEuler {
   const SolverSettings& settings() const { return settings_; }
   SystemAssembler& assembler() { return assembler_; }
 
+  // The stages, in order. Each works on `ctx`; those returning bool return false when the
+  // step failed (ctx.report says why) or, for the tests, when the answer is no.
+
+  /// Check start: x0 and v0 finite, no collapsed edge. Sets ctx.x0, v0, t0, dt.
+  bool check_start(const State& state, double dt, StepContext& ctx) const;
+  /// Predict: the scheme (BDF2 when the last step was its predecessor with the same dt), x^,
+  /// v^, h, and the first iterate v (v^ on free DOFs; Linearization::Predicted's guess).
+  void predict(StepContext& ctx, bool allow_bdf2);
+  /// Assemble at ctx.x_lin: gradient, the system J and right-hand side -r on the free DOFs,
+  /// and (without contact) each rod's block solved in place into ctx.guess.
+  bool assemble(StepContext& ctx);
+  /// Solve J dv = -r (CG from the per-rod solution, or the contact solver): ctx.dv.
+  bool solve(StepContext& ctx);
+  /// Line search on Phi along ctx.dv; sets ctx.step_length and v += step_length dv.
+  void line_search(StepContext& ctx);
+  /// The converged solver's line search: each trial v + s dv length-corrected about x_lin,
+  /// judged by Phi; sets v and x1.
+  void projected_line_search(StepContext& ctx);
+  /// Length correction: ctx.x1 = x^ + h v with every edge back at the length ctx.x_lin's
+  /// linearisation saw; v = (x1 - x^) / h.
+  void correct_lengths(StepContext& ctx);
+  /// Convergence test of the converged solver: the simplified Newton correction J^-1 r(v)
+  /// with the factors of the last solve, against `tolerance`. Evaluates the energies at v.
+  bool test_convergence(StepContext& ctx);
+  /// Energy test: false when an undriven step would end with more energy than it began with
+  /// (beyond the allowance). Needs the end energies (evaluated here when unknown).
+  bool test_energy(StepContext& ctx);
+  /// Commit: the state takes x1 and v; the BDF2 history moves on.
+  void commit(State& state, StepContext& ctx);
+
+  /// The largest correction |h dv_i| / L_rod(i) over free DOFs: the convergence measure.
+  double relative_correction(const StepContext& ctx, const VecX& dv_free) const;
+  /// The energy an undriven step may gain before test_energy refuses it [J].
+  double energy_allowance() const { return settings_.energy_tolerance * energy_scale_; }
+
  private:
   using Solver = Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, RodBlockPreconditioner>;
 
+  /// One attempt at a step of dt: the converged or the fixed-count solver. Leaves the state
+  /// unchanged unless it succeeds.
+  StepReport attempt(State& state, double dt, bool allow_bdf2);
+  /// attempt(), and for the converged solver, two half steps where it fails.
+  StepReport step_or_split(State& state, double dt, int depth, bool allow_bdf2);
+  bool run_converged(StepContext& ctx);
+  bool run_fixed(StepContext& ctx);
+  bool newton_iteration(StepContext& ctx);
+  void finish_report(const State& state, StepContext& ctx);
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
-  /// The accepted fraction of dv_, and the potential energies at the point it leads to
-  /// (unknown when no trial decreased Phi and the full step is taken anyway).
+  HessianProjection system_projection() const;
+  double phi_quadratic(const StepContext& ctx, const VecX& v) const;
+
+  /// The accepted fraction of ctx.dv, and the potential energies at the point it leads to.
   struct LineSearch {
     double step = 1.0;
     bool energies_known = false;
     EnergyBreakdown energies;
     bool found = true;  ///< false: no trial decreased Phi sufficiently (step 1, energies unknown)
   };
-  LineSearch line_search(const VecX& x0, const VecX& v0, const VecX& v, double h, double potential_at_v,
-                         double slope, double damping_scale, StepReport& report);
+  LineSearch search_phi(StepContext& ctx, double potential_at_v, double slope, double damping_scale);
 
   const Model& model_;
   SolverSettings settings_;
   SystemAssembler assembler_;
   VecX mass_;          // per DOF
+  VecX dof_length_;    // per DOF: its rod's rest length [m] (the convergence test's scale)
+  double energy_scale_ = 0.0;  // sum over rods of m |g| L [J]
   // (1 + h alpha) M, the system's diagonal term, kept while h alpha stays the same.
   VecX system_mass_;
   double system_mass_scale_ = 0.0;
   Solver solver_;
   ContactSolver contact_;  // contact/: active only when the model has colliders
   LengthCorrection length_correction_;
-  // Scratch, sized once.
-  VecX gradient_, product_, w_, residual_, rhs_free_, dv_free_, warm_start_;
-  VecX dv_, trial_v_, trial_x_, mass_dv_, system_dv_, guess_, end_positions_, velocity_,
-      linearization_point_;
-  double report_time_ = 0.0;
-  // For Linearization::Predicted: the previous step's start velocity and step, and the state
-  // it ended in (to recognise the next step as its continuation).
-  VecX previous_v0_, last_end_v_, last_end_x_;
-  double previous_h_ = 0.0, last_end_time_ = 0.0;  // t1 of the step being taken (loads are evaluated there)
+  VecX warm_start_;
+  StepContext context_;    // reused step after step: its vectors keep their storage
+  // History. For BDF2: the state the last committed step began from, its dt and the state it
+  // ended in (to recognise the next step as its continuation). For Linearization::Predicted:
+  // the last step's start velocity and h.
+  VecX previous_x0_, previous_v0_, last_end_v_, last_end_x_;
+  double previous_dt_ = 0.0, last_end_time_ = 0.0;
+  bool history_ = false;
+  // The total energy where the last step ended (the next step's start), when known.
+  double last_end_energy_ = 0.0, last_start_energy_ = 0.0;
+  bool last_end_energy_known_ = false, last_start_energy_known_ = false;
+  bool start_ok_ = true;  // the last attempt could start (check_start passed)
+  mutable int worst_correction_dof_ = -1;  // where relative_correction() found its largest value
 };
 
 }  // namespace bristle

@@ -51,8 +51,11 @@ class RodBlockPreconditioner {
   template <typename MatrixType>
   RodBlockPreconditioner& factorize(const MatrixType& m) {
     const bool solved = solved_in_place_ && solved_values_ == m.valuePtr();
+    const bool kept = factors_kept_ && solved_values_ == m.valuePtr();
     solved_in_place_ = false;
+    factors_kept_ = false;
     factorization_pending_ = false;
+    if (kept) return *this;  // the blocks' factors were kept where they were made
     if (solved) {
       // Every block was solved where it was made (solve_block_in_place): the factors are
       // formed only if a solve() asks for them.
@@ -78,6 +81,7 @@ class RodBlockPreconditioner {
   template <typename MatrixType>
   void prepare_blocks(const MatrixType& m) {
     solved_in_place_ = false;
+    factors_kept_ = false;
     factorization_pending_ = false;
     const int n = static_cast<int>(m.cols());
     if (m.outerIndexPtr() != analyzed_outer_ || m.innerIndexPtr() != analyzed_inner_ || n != analyzed_n_ ||
@@ -87,8 +91,13 @@ class RodBlockPreconditioner {
   /// False when `lower` is not the block's shape (size and half-bandwidth; x is then left as
   /// it was) or the block is not positive definite (x is then partly solved: the caller
   /// restores it).
-  bool solve_block_in_place(int b, const BandView& lower, double* x);
-  void declare_blocks_solved(const double* values);
+  /// With `keep_factor`, the factor is also copied into the preconditioner, so that
+  /// solve() can use it later (the converged solver's convergence test) without factoring
+  /// again; declare_blocks_solved must then be told so.
+  bool solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor = false);
+  /// `factors_kept`: every block's factor was kept (solve_block_in_place's keep_factor), so
+  /// solve() applies them as they are.
+  void declare_blocks_solved(const double* values, bool factors_kept = false);
   int block_count() const { return static_cast<int>(factors_.size()); }
 
   template <typename MatrixType>
@@ -162,6 +171,7 @@ class RodBlockPreconditioner {
   // Set by declare_blocks_solved; then factorize() only marks the factors as pending (formed
   // from the analysed pattern and solved_values_ by the first solve()).
   bool solved_in_place_ = false;
+  bool factors_kept_ = false;  // declare_blocks_solved(values, true): factors ready for those values
   const double* solved_values_ = nullptr;
   bool factorization_pending_ = false;
   mutable long applications_ = 0;
