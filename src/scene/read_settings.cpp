@@ -14,6 +14,10 @@ constexpr double kMultipleSlack = 1e-9;
 // Beyond these counts a scene is a mistake, not a simulation (and the counts must fit int).
 constexpr double kMaxFrames = 1e7;
 constexpr double kMaxStepsPerFrame = 1e9;
+// Newton iterations per step (fixed count, or the converged solver's cap) and step splits: past
+// these a step is a hang, not a computation (docs/scene-format.md, "solver").
+constexpr int kMaxNewtonIterations = 1000;
+constexpr int kMaxStepSplits = 10;
 
 void check_frame_dt(const JsonValue& value, const TimeSettings& time) {
   const double steps = time.frame_dt / time.dt;
@@ -56,7 +60,8 @@ ReadResult<TimeSettings> read_time(const JsonValue& value) {
 ReadResult<SolverBlock> read_solver(const JsonValue& value) {
   const ObjectReader reader = value.object({"cg_tolerance", "cg_max_iterations", "newton_iterations", "mode",
                                             "linearization", "newton_tolerance", "line_search", "projection",
-                                            "length_correction", "threads"});
+                                            "length_correction", "threads", "integrator", "tolerance",
+                                            "max_newton_iterations", "max_step_splits", "energy_tolerance"});
   SolverBlock solver;
   SolverSettings& s = solver.settings;
   if (const auto tolerance = reader.find("cg_tolerance")) {
@@ -66,7 +71,24 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
       tolerance->fail_expected("a relative tolerance in (0, 1)");
   }
   if (const auto iterations = reader.find("cg_max_iterations")) s.cg_max_iterations = iterations->int_in(1);
-  if (const auto newton = reader.find("newton_iterations")) s.newton_iterations = newton->int_in(1);
+  // newton_iterations: "converged" (the default: Newton until `tolerance` is met) or a fixed
+  // count n >= 1 (1: Baraff-Witkin's single linearised solve).
+  if (const auto newton = reader.find("newton_iterations")) {
+    if (newton->is_string())
+      newton->choice({"converged"});
+    else
+      s.newton_iterations = newton->int_in(1, kMaxNewtonIterations);
+  }
+  std::string integrator = "backward_euler";
+  if (const auto scheme = reader.find("integrator")) integrator = scheme->choice({"backward_euler", "bdf2"});
+  s.scheme = integrator == "bdf2" ? TimeScheme::Bdf2 : TimeScheme::BackwardEuler;
+  if (const auto tolerance = reader.find("tolerance")) {
+    s.tolerance = tolerance->number();
+    if (!(s.tolerance > 0.0 && s.tolerance <= 0.1)) tolerance->fail_expected("a relative tolerance in (0, 0.1]");
+  }
+  if (const auto tolerance = reader.find("energy_tolerance")) s.energy_tolerance = tolerance->positive_number();
+  if (const auto cap = reader.find("max_newton_iterations")) s.max_newton_iterations = cap->int_in(1, kMaxNewtonIterations);
+  if (const auto splits = reader.find("max_step_splits")) s.max_step_splits = splits->int_in(0, kMaxStepSplits);
   std::string mode = "dynamic";
   if (const auto m = reader.find("mode")) mode = m->choice({"dynamic", "static"});
   solver.mode = mode == "static" ? SolverMode::Static : SolverMode::Dynamic;
@@ -77,7 +99,7 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
   s.linearization = linearization == "predicted" ? Linearization::Predicted : Linearization::Start;
   if (const auto tolerance = reader.find("newton_tolerance")) s.newton_tolerance = tolerance->non_negative_number();
   if (const auto search = reader.find("line_search")) s.line_search = search->boolean();
-  std::string projection = "projected";
+  std::string projection = "bending_modes";
   if (const auto p = reader.find("projection")) projection = p->choice({"projected", "gauss_newton", "bending_modes"});
   s.projection = projection == "gauss_newton"    ? HessianProjection::GaussNewton
                  : projection == "bending_modes" ? HessianProjection::BendingModes
@@ -87,7 +109,13 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
 
   const nlohmann::json expanded = {{"cg_tolerance", s.cg_tolerance},
                                    {"cg_max_iterations", s.cg_max_iterations},
-                                   {"newton_iterations", s.newton_iterations},
+                                   {"newton_iterations", s.converged() ? nlohmann::json("converged")
+                                                                       : nlohmann::json(s.newton_iterations)},
+                                   {"integrator", integrator},
+                                   {"tolerance", s.tolerance},
+                                   {"energy_tolerance", s.energy_tolerance},
+                                   {"max_newton_iterations", s.max_newton_iterations},
+                                   {"max_step_splits", s.max_step_splits},
                                    {"mode", mode},
                                    {"linearization", linearization},
                                    {"newton_tolerance", s.newton_tolerance},

@@ -175,7 +175,10 @@ TEST_CASE("scene: defaults fill in what a minimal scene leaves out") {
   CHECK(scene.model.gravity == Vec3::Zero());
   CHECK(scene.solver.cg_tolerance == 1e-8);
   CHECK(scene.solver.cg_max_iterations == 1000);
-  CHECK(scene.solver.newton_iterations == 1);
+  CHECK(scene.solver.converged());  // Newton until converged: the default (docs/scene-format.md)
+  CHECK(scene.solver.scheme == TimeScheme::BackwardEuler);
+  CHECK(scene.expanded["solver"]["newton_iterations"] == "converged");
+  CHECK(scene.expanded["solver"]["integrator"] == "backward_euler");
   CHECK(scene.mode == SolverMode::Dynamic);
   CHECK(scene.model.rods[0].name == "rod0");
   CHECK(scene.model.rods[0].fixed.empty());
@@ -184,7 +187,7 @@ TEST_CASE("scene: defaults fill in what a minimal scene leaves out") {
   CHECK(scene.model.colliders.empty());
   CHECK(scene.expanded["solver"]["mode"] == "dynamic");
   CHECK(!scene.solver.length_correction);
-  CHECK(scene.solver.projection == HessianProjection::Projected);
+  CHECK(scene.solver.projection == HessianProjection::BendingModes);
   CHECK(scene.expanded["solver"]["length_correction"] == false);
   CHECK(scene.expanded["damping"]["mass"] == 0.0);
   CHECK(scene.expanded["rods"][0]["rest"] == "initial");
