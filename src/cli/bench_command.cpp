@@ -18,9 +18,10 @@ namespace {
 
 const char* const kUsage =
     "usage: bristle bench [--strands N] [--vertices V] [--dt S] [--duration S] [--threads T]\n"
-    "                     [--newton K] [--newton-tolerance T] [--linearization start|predicted]\n"
-    "                     [--projection bending_modes|projected|gauss_newton] [--no-length-correction]\n"
-    "                     [--line-search] [--repeat R] [--no-accuracy] [--json]\n"
+    "                     [--integrator backward_euler|bdf2] [--tolerance T] [--newton K]\n"
+    "                     [--newton-tolerance T] [--linearization start|predicted]\n"
+    "                     [--projection bending_modes|projected|gauss_newton] [--length-correction]\n"
+    "                     [--line-search|--no-line-search] [--repeat R] [--no-accuracy] [--continuum] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
@@ -28,13 +29,12 @@ const char* const kUsage =
     "costs: microseconds per vertex-step (assembly, solve, other), CG iterations per step, the\n"
     "step's cost in units of one sparse matrix-vector product with its own system matrix (a\n"
     "ratio that does not depend on the machine's speed), peak resident memory, and the strands'\n"
-    "tip error after the run against a reference run of the same strands (cg_tolerance 1e-12,\n"
-    "10 Newton iterations per step), relative to the strand length.\n"
+    "tip error after the run against a reference run of the same strands (backward Euler\n"
+    "converged to 1e-12, cg_tolerance 1e-12), relative to the strand length, with the largest\n"
+    "energy gain of one step and the Newton iterations per step.\n"
     "\n"
-    "The solver by default: one Baraff-Witkin solve per step, the bending Hessian reduced to\n"
-    "its bending modes, the length correction after the solve, no line search (the scene keys\n"
-    "\"newton_iterations\": 1, \"projection\": \"bending_modes\", \"length_correction\": true,\n"
-    "\"line_search\": false; docs/scene-format.md).\n"
+    "The solver by default is a scene's default (converged backward Euler, docs/scene-format.md):\n"
+    "the figures are what a user gets. The options choose the cheaper or other variants.\n"
     "\n"
     "options:\n"
     "  --strands N        number of strands (default 1000)\n"
@@ -42,16 +42,22 @@ const char* const kUsage =
     "  --dt S             time step [s] (default 1/240)\n"
     "  --duration S       simulated time [s] (default 0.25)\n"
     "  --threads T        threads (default 1); results are identical for every T\n"
-    "  --newton K         Newton iterations per step (default 1; at most K with --newton-tolerance)\n"
+    "  --integrator I     backward_euler (default) or bdf2\n"
+    "  --tolerance T      the converged solver's tolerance, a fraction of the strand length (default 1e-3)\n"
+    "  --newton K         a fixed K Newton iterations per step instead of converging (K = 1: one\n"
+    "                     Baraff-Witkin solve; at most K with --newton-tolerance)\n"
     "  --newton-tolerance T  stop a step's iterations once the correction is below T (default 0)\n"
     "  --linearization L  start (default): Baraff-Witkin's first solve at the step's start;\n"
     "                     predicted: Newton from the velocity extrapolated from the last two steps\n"
     "  --projection P     bending Hessian: bending_modes (default), projected or gauss_newton\n"
-    "  --no-length-correction  no length correction after the solve\n"
-    "  --line-search      line search on every solve\n"
+    "  --length-correction  with --newton: the length correction after the last solve\n"
+    "  --no-length-correction  (kept for old scripts: the fixed-count solver has none by default)\n"
+    "  --line-search, --no-line-search  line search on every solve (default on)\n"
     "  --repeat R         time R runs and report the fastest (default 1; with --sweep 5\n"
     "                     rounds, every size and thread count once per round)\n"
     "  --no-accuracy      skip the reference run\n"
+    "  --continuum        also compare with the dt -> 0 motion (Richardson extrapolation of\n"
+    "                     converged backward Euler at dt/8 and dt/16; slower)\n"
     "  --json             print one JSON object\n"
     "  --sweep            the performance report instead: 1 to 20000 strands at 1\n"
     "                     and 2 threads, and 1000 strands at dt = 1/60 s and 1/24 s (several minutes)\n"
@@ -79,14 +85,24 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
+/// The solver in words: the scheme and how each step is solved.
+std::string solver_text(const SolverSettings& solver) {
+  std::ostringstream out;
+  out << (solver.scheme == TimeScheme::Bdf2 ? "BDF2" : "backward Euler") << ", ";
+  if (solver.converged())
+    out << "Newton converged to " << solver.tolerance << " of the strand length (the default)";
+  else
+    out << solver.newton_iterations << " Newton iteration(s) per step ("
+        << (solver.linearization == Linearization::Predicted ? "predicted" : "start")
+        << (solver.length_correction ? ", length correction" : "") << ")";
+  return out.str();
+}
+
 void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkResult& r, std::ostream& out) {
   out << "strands            " << settings.strands << " x " << settings.vertices_per_strand << " vertices = "
       << r.vertices << " vertices\n"
-      << "steps              " << r.steps << " of dt = " << settings.dt << " s, " << settings.solver.newton_iterations
-      << " Newton iteration(s) per step ("
-      << (settings.solver.linearization == Linearization::Predicted ? "predicted" : "start")
-      << (settings.solver.length_correction ? ", length correction" : "") << "), " << r.threads
-      << " thread(s)\n"
+      << "steps              " << r.steps << " of dt = " << settings.dt << " s, " << solver_text(settings.solver)
+      << ", " << r.threads << " thread(s)\n"
       << "us per vertex-step " << fixed(r.us_per_vertex_step, 3) << "  (assembly "
       << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ", other "
       << fixed(r.us_per_vertex_step_other, 3) << ")\n"
@@ -98,7 +114,11 @@ void print_table(const StrandBenchmarkSettings& settings, const StrandBenchmarkR
       << fixed(r.vertices > 0 ? static_cast<double>(r.peak_rss_bytes) / r.vertices : 0.0, 0)
       << " bytes per vertex, whole process)\n";
   if (r.tip_error_relative >= 0.0)
-    out << "tip error          " << fixed(100.0 * r.tip_error_relative, 4) << " % of the strand length\n";
+    out << "tip error          " << fixed(100.0 * r.tip_error_relative, 4)
+        << " % of the strand length (against backward Euler converged to 1e-12)\n";
+  if (r.tip_error_continuum >= 0.0)
+    out << "continuum error    " << fixed(100.0 * r.tip_error_continuum, 4)
+        << " % of the strand length (against the dt -> 0 motion)\n";
   out << "energy             " << r.energy_start << " J -> " << r.energy_end << " J";
   if (r.energy_rise_strands > 0)
     out << ", largest gain in one step " << r.max_energy_rise << " J on " << r.energy_rise_strands
@@ -143,6 +163,11 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--no-accuracy", "", false},
                                               {"--no-length-correction", "", false},
                                               {"--line-search", "", false},
+                                              {"--no-line-search", "", false},
+                                              {"--length-correction", "", false},
+                                              {"--integrator", "", true},
+                                              {"--tolerance", "", true},
+                                              {"--continuum", "", false},
                                               {"--json", "", false},
                                               {"--sweep", "", false},
                                               {"--docs", "", true}});
@@ -155,7 +180,20 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   settings.dt = parse_time(parsed, "--dt", 1.0 / 240.0);
   settings.duration = parse_time(parsed, "--duration", 0.25);
   settings.threads = positive(parsed, "--threads", 1, 1);
-  settings.solver.newton_iterations = positive(parsed, "--newton", settings.solver.newton_iterations, 1);
+  if (parsed.has("--newton")) settings.solver.newton_iterations = positive(parsed, "--newton", 1, 1);
+  if (const auto scheme = parsed.value("--integrator")) {
+    if (*scheme == "bdf2")
+      settings.solver.scheme = TimeScheme::Bdf2;
+    else if (*scheme == "backward_euler")
+      settings.solver.scheme = TimeScheme::BackwardEuler;
+    else
+      throw UsageError("--integrator expects backward_euler or bdf2, found '" + *scheme + "'");
+  }
+  if (parsed.has("--tolerance")) {
+    settings.solver.tolerance = parsed.number("--tolerance", settings.solver.tolerance);
+    if (!(settings.solver.tolerance > 0.0)) throw UsageError("--tolerance expects a positive number");
+  }
+  if (parsed.has("--length-correction")) settings.solver.length_correction = true;
   if (const auto linearization = parsed.value("--linearization")) {
     if (*linearization == "predicted")
       settings.solver.linearization = Linearization::Predicted;
@@ -179,7 +217,11 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   if (settings.solver.newton_tolerance < 0.0) throw UsageError("--newton-tolerance expects a number >= 0");
   if (parsed.has("--no-length-correction")) settings.solver.length_correction = false;
   if (parsed.has("--line-search")) settings.solver.line_search = true;
+  if (parsed.has("--no-line-search")) settings.solver.line_search = false;
   settings.measure_accuracy = !parsed.has("--no-accuracy");
+  settings.continuum_reference = parsed.has("--continuum");
+  if (settings.continuum_reference && !settings.measure_accuracy)
+    throw UsageError("--continuum needs the accuracy runs (drop --no-accuracy)");
   settings.repeats = positive(parsed, "--repeat", 1, 1);
   if (!parsed.has("--json"))
     context.err << "bench: " << settings.strands << " strands x " << settings.vertices_per_strand << " vertices, "

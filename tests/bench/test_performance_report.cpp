@@ -40,7 +40,7 @@ TEST_CASE("bench report: a tiny sweep gives the table, the targets and a PNG plo
   CHECK(page.find("| 3 | 150 | 2 |") != std::string::npos);
   CHECK(page.find("![Time per step against vertex count](images/plot.png)") != std::string::npos);
   CHECK(page.find("| 1/60 s | 6 | yes | ") != std::string::npos);
-  CHECK(page.find("## Targets of the performance issue") != std::string::npos);
+  CHECK(page.find("## Targets (the performance and solver issues), with the scene defaults") != std::string::npos);
   CHECK(page.find("dismech-rods") != std::string::npos);
 
   const std::string png = performance_plot_png(report);

@@ -19,7 +19,7 @@ struct PerformanceSweepSettings {
   std::vector<int> threads = {1, 2};
   std::vector<double> large_steps = {1.0 / 60.0, 1.0 / 24.0};  ///< [s], at `large_step_strands`
   int large_step_strands = 1000;
-  double large_step_duration = 2.0;  ///< [s]
+  double large_step_duration = 1.0;  ///< [s]
   int accuracy_strands = 1000;       ///< the one size whose tip error is measured
   StrandBenchmarkSettings base;      ///< everything else (dt, solver, strand parameters)
 };
@@ -32,6 +32,8 @@ struct PerformanceRow {
 struct PerformanceReport {
   std::vector<PerformanceRow> sizes;        ///< every size at every thread count
   std::vector<PerformanceRow> large_steps;  ///< dt from PerformanceSweepSettings::large_steps
+  /// The cheaper solvers beside the default, at `large_step_strands` and every dt: name, row.
+  std::vector<std::pair<std::string, PerformanceRow>> variants;
   StrandBenchmarkSettings base;
   std::string machine;                      ///< CPU model and core count, from /proc/cpuinfo
   std::string date;                         ///< UTC, YYYY-MM-DD

@@ -21,6 +21,8 @@ namespace bristle {
 /// within 0.1% of the strand length of converged backward Euler on these strands (the tip
 /// error the benchmark prints); without it a single solve lags by most of the strand's length.
 SolverSettings strand_benchmark_solver();
+/// The accuracy reference: converged backward Euler with tolerance 1e-12 and cg_tolerance 1e-12.
+SolverSettings strand_reference_solver();
 
 struct StrandBenchmarkSettings {
   int strands = 100;
@@ -37,6 +39,9 @@ struct StrandBenchmarkSettings {
   /// otherwise: projected Hessian, line search, no length correction) on a few strands and
   /// report the tip error relative to the strand length.
   bool measure_accuracy = true;
+  /// Also compare with the continuous-time motion (dt -> 0): Richardson extrapolation of
+  /// converged backward Euler at dt / 8 and dt / 16, 2 x(dt/16) - x(dt/8), on a few strands.
+  bool continuum_reference = false;
   /// Timed runs; the fastest is reported (a shared machine only ever slows a run down, so the
   /// fastest of a few is the best estimate of the code's own cost). Results are identical.
   int repeats = 1;
@@ -60,6 +65,7 @@ struct StrandBenchmarkResult {
   double spmv_equivalents_per_step = 0.0;  ///< step time / time of one product with the step's matrix
   long peak_rss_bytes = 0;
   double tip_error_relative = -1.0;        ///< -1 when not measured
+  double tip_error_continuum = -1.0;       ///< against the dt -> 0 motion; -1 when not measured
   bool ok = true;
   std::string failure;
   double energy_start = 0.0, energy_end = 0.0;  ///< total energy before and after [J]
