@@ -163,6 +163,8 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
     throw UsageError("--strands x --vertices must be at most " + std::to_string(kMaxSceneVertices) + " vertices");
   settings.dt = parse_time(parsed, "--dt", 1.0 / 240.0);
   settings.duration = parse_time(parsed, "--duration", 0.25);
+  if (settings.duration / settings.dt > kMaxSteps)
+    throw UsageError("--duration / --dt must be at most " + std::to_string(static_cast<long long>(kMaxSteps)) + " steps");
   settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
   settings.solver.newton_iterations = positive(parsed, "--newton", settings.solver.newton_iterations, 1, kMaxNewtonIterations);
   if (const auto linearization = parsed.value("--linearization")) {

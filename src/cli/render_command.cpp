@@ -144,6 +144,9 @@ std::pair<int, int> frame_range(const std::string& text, int count) {
   return {first, last + 1};
 }
 
+// Pixels of one image (4 bytes each, one image per job in memory): 400 MB.
+constexpr double kMaxImagePixels = 1e8;
+
 // The camera frames the sequence with squared distances: beyond this coordinate they would
 // overflow a double and the projection would divide by infinity (docs/limits.md).
 constexpr double kMaxDrawableCoordinate = 1e100;
@@ -155,10 +158,13 @@ Frame drawable(Frame frame, const std::string& path) {
     for (std::size_t i = 0; i < frame.rods[r].positions.size(); ++i)
       for (int k = 0; k < 3; ++k) {
         const double x = frame.rods[r].positions[i][k];
-        if (!(std::abs(x) <= kMaxDrawableCoordinate))
+        if (!(std::abs(x) <= kMaxDrawableCoordinate)) {
+          char value[32];
+          std::snprintf(value, sizeof value, "%.6g", x);
           throw OutputError(path, "/rods/" + std::to_string(r) + "/positions/" + std::to_string(i) + "/" +
-                                      std::to_string(k) + ": a coordinate of " + std::to_string(x) +
+                                      std::to_string(k) + ": a coordinate of " + value +
                                       " m is too far out to draw (at most 1e100 m, docs/limits.md)");
+        }
       }
   return frame;
 }
@@ -361,6 +367,12 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
     std::vector<PaddedPoint> points;
     const Bounds bounds = sequence_bounds(manifest, frames, load, jobs, &points);
     apply_render_block(block, setup.options);
+    // Each side may be up to 32767 pixels, but a 32767 x 32767 image would take 4 GB per job.
+    if (static_cast<double>(setup.options.width) * setup.options.height > kMaxImagePixels) {
+      context.err << "error: " << setup.options.width << " x " << setup.options.height << " pixels: at most "
+                  << static_cast<long long>(kMaxImagePixels) << " pixels per image (docs/limits.md)\n";
+      return kExitUsage;
+    }
     const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
     setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene), points);
     if (!camera_is_finite(setup.camera)) {
