@@ -95,22 +95,18 @@ struct StepOutcome {
   double residual = 0.0, tolerance = 0.0;  ///< |grad U|_inf there and tol_abs [N]
 };
 
-/// Newton iterations one load level may take: StaticSettings::max_iterations, but no more
-/// than in proportion to the problem (kIterationsPerFreeVertex per free vertex, at least
-/// kMinIterationCap). Each iteration costs O(free vertices), so a solve costs at most
-/// O(vertices^2) however it fails.
-constexpr int kIterationsPerFreeVertex = 4;
-constexpr int kMinIterationCap = 200;
-/// Progress test: the solve is abandoned when the best |grad U|_inf has not fallen by
-/// kStallFactor within the last kStallWindow iterations (docs/analysis.md, "Failure").
+/// Progress test: the solve is abandoned when, within the last kStallWindow iterations,
+/// neither has the best |grad U|_inf fallen by 0.1% nor the energy U by more than its
+/// round-off (docs/analysis.md, "Failure"). Both are needed: leaving a saddle (a column
+/// above its buckling load) lowers U for a hundred iterations while the force grows.
 constexpr int kStallWindow = 100;
 constexpr double kStallFactor = 0.999;
-
-int iteration_cap(const DofLayout& layout, const StaticSettings& settings) {
-  const long long proportional =
-      static_cast<long long>(kIterationsPerFreeVertex) * (layout.free_dof_count() + 2) / 3;
-  return static_cast<int>(std::min<long long>(settings.max_iterations, std::max<long long>(kMinIterationCap, proportional)));
-}
+/// All load steps of one solve, the retries of split steps included, share a budget of this
+/// many times max_iterations per requested load step. Without it, a step that cannot converge
+/// ran max_iterations again for each of its halvings (seven times in all). Near a buckling
+/// threshold a legitimate step needs several hundred iterations, so the budget is per solve,
+/// not a smaller cap per step.
+constexpr int kBudgetPerLoadStep = 2;
 
 /// Newton with line search on one load level. `x` is updated in place.
 class NewtonSolver {
@@ -133,8 +129,8 @@ class NewtonSolver {
     double residual = free_residual(layout_, gradient);
     EnergyBreakdown energy = assembler_.potential_energies(x, 0.0);
     double contact = barrier_.energy(x);
-    const int cap = iteration_cap(layout_, settings_);
-    double best = residual;
+    const int cap = settings_.max_iterations;
+    double best = residual, u_mark = energy.potential() + contact;
     int best_at = 0;
 
     for (int it = 0;; ++it) {
@@ -150,8 +146,11 @@ class NewtonSolver {
         out.converged = true;
         return out;
       }
-      if (residual < kStallFactor * best) {
-        best = residual;
+      const double u = energy.potential() + contact;
+      const double u_noise = 64.0 * kEps * (energy_magnitude(energy) + std::abs(contact));
+      if (residual < kStallFactor * best || u < u_mark - u_noise) {
+        best = std::min(best, residual);
+        u_mark = u;
         best_at = it;
       }
       const bool stalled = it - best_at >= kStallWindow;
@@ -159,7 +158,7 @@ class NewtonSolver {
         std::ostringstream message;
         message << "no convergence after " << it << " Newton iterations ("
                 << (stalled ? "no progress in the last " + std::to_string(kStallWindow) + " iterations"
-                    : it >= cap ? "the iteration cap for this problem"
+                    : it >= cap ? "max_iterations"
                                 : "the work budget of the whole solve")
                 << ")";
         out.message = message.str();
@@ -366,7 +365,7 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
   int subdivisions = 0;
   // Split load steps retry from scratch; without a common budget a solve that cannot converge
   // would take (max_subdivisions + 1) times the iterations of one.
-  int budget = 2 * steps * iteration_cap(layout, settings);
+  int budget = kBudgetPerLoadStep * steps * settings.max_iterations;
   while (!targets.empty()) {
     const double target = targets.back();
     const bool last = target >= 1.0;
