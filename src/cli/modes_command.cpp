@@ -46,7 +46,7 @@ const char* const kUsage =
     "               negative frequencies: -|omega| / (2 pi), |omega| their growth rate.\n"
     "\n"
     "options:\n"
-    "  --count K       how many modes, 1 to 10000 (default 6; fewer if the rods have fewer\n"
+    "  --count K       how many modes, 1 to 1000 (default 6; fewer if the rods have fewer\n"
     "                  free DOFs)\n"
     "  --json          print {\"frequencies_hz\": [...], ...} (more keys after it)\n"
     "  --at POINT      initial (default) or equilibrium, as above\n"

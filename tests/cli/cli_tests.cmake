@@ -149,7 +149,7 @@ bristle_cli_exit_test(run_threads_past_limit 2
 bristle_cli_exit_test(run_threads_past_hardware 0
                       "run|${_scenes}/rod_3d_straight.json|-o|${_limits_work}/threads_clamped|--threads|1024|--force"
                       "-DSTDERR_MATCHES=hardware threads: using")
-bristle_cli_exit_test(modes_count_past_limit 2 "modes|${_scenes}/rod_3d_straight.json|--count|10001"
+bristle_cli_exit_test(modes_count_past_limit 2 "modes|${_scenes}/rod_3d_straight.json|--count|1001"
                       "-DSTDERR_MATCHES=--count expects an integer in")
 foreach(_pair "zero_radius_colliders|render" "long_name|obj" "long_name|vtk")
   string(REPLACE "|" ";" _parts "${_pair}")

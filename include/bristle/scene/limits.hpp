@@ -25,7 +25,7 @@ inline constexpr int kMaxThreads = 1024;
 inline constexpr int kMaxNewtonIterations = 1000;
 inline constexpr int kMaxCgIterations = 1'000'000;
 /// `bristle modes --count`.
-inline constexpr int kMaxModes = 10'000;
+inline constexpr int kMaxModes = 1000;
 /// Parallel jobs of `bristle render -j` and `bristle batch -j`.
 inline constexpr int kMaxJobs = 1024;
 
