@@ -36,6 +36,25 @@ double free_residual(const DofLayout& layout, const VecX& gradient) {
   return r;
 }
 
+/// "rod 'name' vertex i" of the free DOF with the largest |g| (the largest residual force).
+std::string largest_residual_at(const Model& model, const VecX& gradient) {
+  const DofLayout& layout = model.layout;
+  int worst = -1;
+  double largest = -1.0;
+  for (int dof = 0; dof < layout.dof_count(); ++dof)
+    if (layout.free_index(dof) >= 0 && std::abs(gradient[dof]) > largest) {
+      largest = std::abs(gradient[dof]);
+      worst = dof;
+    }
+  for (int r = 0; worst >= 0 && r < static_cast<int>(model.rods.size()); ++r)
+    for (int i = 0; i < model.rods[r].vertex_count(); ++i) {
+      const int first = layout.vertex_dof(r, i);
+      if (worst >= first && worst < first + model.dimension)
+        return "rod '" + model.rods[r].name + "' vertex " + std::to_string(i);
+    }
+  return "no free vertex";
+}
+
 double energy_magnitude(const EnergyBreakdown& e) {
   return std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load);
 }
@@ -72,14 +91,31 @@ double roundoff_floor(const Model& model, const VecX& x) {
 struct StepOutcome {
   bool converged = false;
   std::string message;
+  VecX gradient;  ///< at the last iterate, to name where the residual force is largest
+  double residual = 0.0, tolerance = 0.0;  ///< |grad U|_inf there and tol_abs [N]
 };
+
+/// Progress test: the solve is abandoned when, within the last kStallWindow iterations,
+/// neither has the best |grad U|_inf fallen by 0.1% nor the energy U by more than its
+/// round-off (docs/analysis.md, "Failure"). Both are needed: leaving a saddle (a column
+/// above its buckling load) lowers U for a hundred iterations while the force grows.
+constexpr int kStallWindow = 100;
+constexpr double kStallFactor = 0.999;
+/// All load steps of one solve, the retries of split steps included, share a budget of this
+/// many times max_iterations per requested load step. Without it, a step that cannot converge
+/// ran max_iterations again for each of its halvings (seven times in all). Near a buckling
+/// threshold a legitimate step needs several hundred iterations, so the budget is per solve,
+/// not a smaller cap per step.
+constexpr int kBudgetPerLoadStep = 2;
 
 /// Newton with line search on one load level. `x` is updated in place.
 class NewtonSolver {
  public:
+  /// `budget`, when given, counts down the Newton iterations left to the whole solve.
   NewtonSolver(const Model& model, const ContactBarrier& barrier, const StaticSettings& settings,
-               StaticResult& result)
-      : layout_(model.layout), settings_(settings), result_(result), barrier_(barrier), assembler_(model) {
+               StaticResult& result, int* budget = nullptr)
+      : layout_(model.layout), settings_(settings), result_(result), barrier_(barrier), assembler_(model),
+        budget_(budget) {
     solver_.preconditioner().set_blocks(layout_.rod_free_ranges());
     solver_.setTolerance(settings.cg_tolerance);
     solver_.setMaxIterations(settings.cg_max_iterations);
@@ -93,9 +129,15 @@ class NewtonSolver {
     double residual = free_residual(layout_, gradient);
     EnergyBreakdown energy = assembler_.potential_energies(x, 0.0);
     double contact = barrier_.energy(x);
+    const int cap = settings_.max_iterations;
+    double best = residual, u_mark = energy.potential() + contact;
+    int best_at = 0;
 
     for (int it = 0;; ++it) {
       result_.residual = residual;
+      out.gradient = gradient;
+      out.residual = residual;
+      out.tolerance = tol_abs;
       if (!std::isfinite(residual)) {
         out.message = "non-finite force";
         return out;
@@ -104,13 +146,25 @@ class NewtonSolver {
         out.converged = true;
         return out;
       }
-      if (it >= settings_.max_iterations) {
+      const double u = energy.potential() + contact;
+      const double u_noise = 64.0 * kEps * (energy_magnitude(energy) + std::abs(contact));
+      if (residual < kStallFactor * best || u < u_mark - u_noise) {
+        best = std::min(best, residual);
+        u_mark = u;
+        best_at = it;
+      }
+      const bool stalled = it - best_at >= kStallWindow;
+      if (it >= cap || stalled || (budget_ && *budget_ <= 0)) {
         std::ostringstream message;
-        message << "no convergence in " << settings_.max_iterations << " Newton iterations (|grad U|_inf = "
-                << residual << " N, tolerance " << tol_abs << " N)";
+        message << "no convergence after " << it << " Newton iterations ("
+                << (stalled ? "no progress in the last " + std::to_string(kStallWindow) + " iterations"
+                    : it >= cap ? "max_iterations"
+                                : "the work budget of the whole solve")
+                << ")";
         out.message = message.str();
         return out;
       }
+      if (budget_) --*budget_;
       ++result_.iterations;
 
       for (int dof = 0; dof < layout_.dof_count(); ++dof) {
@@ -158,7 +212,7 @@ class NewtonSolver {
       }
       if (!accepted) {
         std::ostringstream message;
-        message << "line search failed (|grad U|_inf = " << residual << " N, tolerance " << tol_abs << " N)";
+        message << "line search failed (no step decreases the energy)";
         out.message = message.str();
         return out;
       }
@@ -220,6 +274,7 @@ class NewtonSolver {
   const ContactBarrier& barrier_;
   SystemAssembler assembler_;
   Solver solver_;
+  int* budget_;
 };
 
 /// Without colliders a rod with no fixed vertex can balance no net external force: no
@@ -308,11 +363,14 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
     for (int k = steps; k >= 1; --k) targets.push_back(static_cast<double>(k) / steps);
   double level = 0.0;
   int subdivisions = 0;
+  // Split load steps retry from scratch; without a common budget a solve that cannot converge
+  // would take (max_subdivisions + 1) times the iterations of one.
+  int budget = kBudgetPerLoadStep * steps * settings.max_iterations;
   while (!targets.empty()) {
     const double target = targets.back();
     const bool last = target >= 1.0;
     const Model scaled = scaled_model(model, target, settings.load_time);
-    NewtonSolver newton(scaled, barrier, settings, result);
+    NewtonSolver newton(scaled, barrier, settings, result, &budget);
     VecX x_try = x;
     const StepOutcome outcome =
         newton.solve(x_try, tolerance_at(last ? settings.tolerance : settings.intermediate_tolerance, x_try));
@@ -323,9 +381,12 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
       ++result.load_steps;
       continue;
     }
-    if (subdivisions >= settings.max_subdivisions || !(target - level > 1e-6)) {
+    if (subdivisions >= settings.max_subdivisions || !(target - level > 1e-6) || budget <= 0) {
+      // The documented form, "static solve: <reason>", naming where the force is largest.
       std::ostringstream message;
-      message << "static solve failed at load factor " << target << ": " << outcome.message;
+      message << "static solve: " << outcome.message << ": largest residual force " << outcome.residual << " N at "
+              << largest_residual_at(model, outcome.gradient) << " (tolerance " << outcome.tolerance
+              << " N, load factor " << target << ")";
       failure = message.str();
       x.swap(x_try);  // report the last iterate
       break;

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bristle/cli/args.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/io/frame_writer.hpp"
@@ -52,7 +53,7 @@ const char* const kUsage =
     "\n"
     "options:\n"
     "  -o, --output ROOT  the folder holding one output folder per scene; created if missing\n"
-    "  -j, --jobs N       scenes run at once (default: the number of processors)\n"
+    "  -j, --jobs N       scenes run at once, 1 to 1024 (default: the number of processors)\n"
     "  --render           also render each completed scene into ROOT/<stem>/images/\n"
     "                     (`bristle render`, one job per scene)\n"
     "  --force            reuse non-empty ROOT/<stem> folders (as `bristle run --force`)\n"
@@ -251,7 +252,7 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
   if (!root) throw UsageError("missing -o ROOT (the folder for the output folders)");
   if (root->empty()) throw UsageError("-o needs a folder name");
   const int parallel = parsed.integer("--jobs", default_jobs());
-  if (parallel < 1) throw UsageError("-j must be at least 1");
+  if (parallel < 1 || parallel > kMaxJobs) throw UsageError("-j expects an integer in [1, " + std::to_string(kMaxJobs) + "]");
   const bool force = parsed.has("--force");
 
   std::vector<Job> jobs;

@@ -10,11 +10,16 @@
 #include "bristle/bench/strand_benchmark.hpp"
 #include "bristle/io/atomic_file.hpp"
 #include "bristle/cli/args.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
 
 namespace bristle::cli {
 
 namespace {
+
+// Counts of the benchmark's options (strands, vertices, Newton iterations, repeats): bounded so
+// that a typo cannot allocate or run without end (docs/limits.md).
+constexpr int kMaxBenchCount = 1'000'000;
 
 const char* const kUsage =
     "usage: bristle bench [--strands N] [--vertices V] [--dt S] [--duration S] [--threads T]\n"
@@ -73,9 +78,11 @@ double parse_time(const ParsedArgs& parsed, const std::string& name, double fall
   return value;
 }
 
-int positive(const ParsedArgs& parsed, const std::string& name, int fallback, int minimum) {
+int positive(const ParsedArgs& parsed, const std::string& name, int fallback, int minimum,
+             int maximum = kMaxBenchCount) {
   const int value = parsed.integer(name, fallback);
-  if (value < minimum) throw UsageError(name + " expects an integer >= " + std::to_string(minimum));
+  if (value < minimum || value > maximum)
+    throw UsageError(name + " expects an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
   return value;
 }
 
@@ -177,10 +184,14 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   StrandBenchmarkSettings settings;
   settings.strands = positive(parsed, "--strands", 1000, 1);
   settings.vertices_per_strand = positive(parsed, "--vertices", 50, 3);
+  if (static_cast<long long>(settings.strands) * settings.vertices_per_strand > kMaxSceneVertices)
+    throw UsageError("--strands x --vertices must be at most " + std::to_string(kMaxSceneVertices) + " vertices");
   settings.dt = parse_time(parsed, "--dt", 1.0 / 240.0);
   settings.duration = parse_time(parsed, "--duration", 0.25);
-  settings.threads = positive(parsed, "--threads", 1, 1);
-  if (parsed.has("--newton")) settings.solver.newton_iterations = positive(parsed, "--newton", 1, 1);
+  if (settings.duration / settings.dt > kMaxSteps)
+    throw UsageError("--duration / --dt must be at most " + std::to_string(static_cast<long long>(kMaxSteps)) + " steps");
+  settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
+  if (parsed.has("--newton")) settings.solver.newton_iterations = positive(parsed, "--newton", 1, 1, kMaxNewtonIterations);
   if (const auto scheme = parsed.value("--integrator")) {
     if (*scheme == "bdf2")
       settings.solver.scheme = TimeScheme::Bdf2;

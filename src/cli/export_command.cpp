@@ -27,7 +27,9 @@ const char* const kUsage =
     "       code k = frame k (Houdini, Blender, usdview); PATH is the file when it ends in\n"
     "       .usda or .usd, else a folder that gets PATH/<name>.usda\n"
     "<name> is the scene's name with characters other than letters, digits, '.', '_' and '-'\n"
-    "replaced by '_'. Every file is written whole (temporary file, then rename).\n"
+    "replaced by '_', cut to 100 characters. Every frame is read and checked before the first\n"
+    "file is written, so a damaged OUT is refused with nothing written; every file is written\n"
+    "whole (temporary file, then rename).\n"
     "\n"
     "options:\n"
     "  --format F        obj, vtk or usd (usda is accepted for usd)\n"
@@ -74,6 +76,10 @@ int export_output(const std::vector<std::string>& args, CommandContext& context)
   if (manifest.status != "complete")
     context.err << "note: " << folder.dir() << " is not a complete run (status \"" << manifest.status
                 << "\"); exporting the " << frames << " frames it holds\n";
+
+  // Every frame is read (and refused if damaged, exit 2) before anything is written: an export
+  // that stopped at a bad frame 5 would leave frames 0-4 behind.
+  for (int k = 0; k < frames; ++k) folder.frame(k);
 
   const bool single_file = format == ExportFormat::Usd && names_a_usd_file(*path);
   std::error_code error;

@@ -12,6 +12,7 @@
 #include "bristle/analysis/modes.hpp"
 #include "bristle/analysis/static_solver.hpp"
 #include "bristle/cli/args.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/runner/run_simulation.hpp"
@@ -45,7 +46,8 @@ const char* const kUsage =
     "               negative frequencies: -|omega| / (2 pi), |omega| their growth rate.\n"
     "\n"
     "options:\n"
-    "  --count K       how many modes (default 6; fewer if the rods have fewer free DOFs)\n"
+    "  --count K       how many modes, 1 to 1000 (default 6; fewer if the rods have fewer\n"
+    "                  free DOFs)\n"
     "  --json          print {\"frequencies_hz\": [...], ...} (more keys after it)\n"
     "  --at POINT      initial (default) or equilibrium, as above\n"
     "  --shapes OUT    also write the mode shapes as an output folder (docs/analysis.md):\n"
@@ -130,7 +132,8 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--force", "", false}});
   expect_positionals(parsed, {"SCENE"});
   const int count = parsed.integer("--count", kDefaultCount);
-  if (count < 1) throw UsageError("--count must be at least 1");
+  if (count < 1 || count > kMaxModes)
+    throw UsageError("--count expects an integer in [1, " + std::to_string(kMaxModes) + "]");
   const std::string at = parsed.value("--at").value_or("initial");
   if (at != "initial" && at != "equilibrium")
     throw UsageError("--at expects 'initial' or 'equilibrium', found '" + at + "'");

@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "bristle/cli/args.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/io/atomic_file.hpp"
+#include "bristle/io/output_error.hpp"
 #include "bristle/io/output_reader.hpp"
 #include "bristle/render/render_error.hpp"
 #include "bristle/render/render_sequence.hpp"
@@ -54,8 +56,8 @@ const char* const kUsage =
     "                         time 1/frame_dt when that is between 5 and 60, else 30)\n"
     "  --frames K|FIRST:LAST  draw only these frames (inclusive; FIRST: or :LAST leave one end\n"
     "                         open); the camera is still fitted to every frame\n"
-    "  -j, --jobs N           frames drawn in parallel (default: the number of processors);\n"
-    "                         the images are the same whatever N\n"
+    "  -j, --jobs N           frames drawn in parallel, 1 to 1024 (default: the number of\n"
+    "                         processors); the images are the same whatever N\n"
     "  --force                reuse a non-empty DIR: its NNNNNN.png files are removed first\n"
     "                         (other files are left alone)\n"
     "  --quiet                no progress and no summary line\n"
@@ -140,6 +142,36 @@ std::pair<int, int> frame_range(const std::string& text, int count) {
   const int last = colon == std::string::npos ? first : index(text.substr(colon + 1), count - 1);
   if (text.empty() || first > last || last >= count) throw bad();
   return {first, last + 1};
+}
+
+// Pixels of one image (4 bytes each, one image per job in memory): 400 MB.
+constexpr double kMaxImagePixels = 1e8;
+
+// The camera frames the sequence with squared distances: beyond this coordinate they would
+// overflow a double and the projection would divide by infinity (docs/limits.md).
+constexpr double kMaxDrawableCoordinate = 1e100;
+
+/// `frame` unchanged, or an OutputError naming `path` and the pointer of the first position
+/// too far out to draw.
+Frame drawable(Frame frame, const std::string& path) {
+  for (std::size_t r = 0; r < frame.rods.size(); ++r)
+    for (std::size_t i = 0; i < frame.rods[r].positions.size(); ++i)
+      for (int k = 0; k < 3; ++k) {
+        const double x = frame.rods[r].positions[i][k];
+        if (!(std::abs(x) <= kMaxDrawableCoordinate)) {
+          char value[32];
+          std::snprintf(value, sizeof value, "%.6g", x);
+          throw OutputError(path, "/rods/" + std::to_string(r) + "/positions/" + std::to_string(i) + "/" +
+                                      std::to_string(k) + ": a coordinate of " + value +
+                                      " m is too far out to draw (at most 1e100 m, docs/limits.md)");
+        }
+      }
+  return frame;
+}
+
+bool camera_is_finite(const Camera& camera) {
+  return camera.position.allFinite() && camera.target.allFinite() && camera.up.allFinite() &&
+         std::isfinite(camera.ortho_height) && std::isfinite(camera.fov_deg);
 }
 
 int default_jobs() {
@@ -281,7 +313,7 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
   if (!dir) throw UsageError("missing -o DIR (the folder for the images)");
   if (dir->empty()) throw UsageError("-o needs a folder name");
   const int jobs = parsed.integer("--jobs", default_jobs());
-  if (jobs < 1) throw UsageError("-j must be at least 1");
+  if (jobs < 1 || jobs > kMaxJobs) throw UsageError("-j expects an integer in [1, " + std::to_string(kMaxJobs) + "]");
   const auto video = parsed.value("--video");
   if (video && video->empty()) throw UsageError("--video needs a file name");
   const bool quiet = parsed.has("--quiet"), force = parsed.has("--force");
@@ -328,20 +360,32 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
                 << "\"); rendering the " << frames << " frames it holds\n";
 
   try {
+    const FrameLoader load = [&folder](int k) { return drawable(folder.frame(k), folder.frame_path(k)); };
+    FrameProgress progress(context.err, context.err_is_terminal, end - first);
+    // The camera sees every frame: fitted to the box of the whole sequence, it stays still.
+    // Reading them all also refuses a damaged frame before any image is written.
+    std::vector<PaddedPoint> points;
+    const Bounds bounds = sequence_bounds(manifest, frames, load, jobs, &points);
+    apply_render_block(block, setup.options);
+    // Each side may be up to 32767 pixels, but a 32767 x 32767 image would take 4 GB per job.
+    if (static_cast<double>(setup.options.width) * setup.options.height > kMaxImagePixels) {
+      context.err << "error: " << setup.options.width << " x " << setup.options.height << " pixels: at most "
+                  << static_cast<long long>(kMaxImagePixels) << " pixels per image (docs/limits.md)\n";
+      return kExitUsage;
+    }
+    const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
+    setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene), points);
+    if (!camera_is_finite(setup.camera)) {
+      context.err << "error: " << folder.dir() << "/manifest.json: /scene/render/camera: the camera cannot be placed "
+                  << "(its position or view overflows a double)\n";
+      return kExitUsage;
+    }
     if (force) remove_frame_images(*dir);
     fs::create_directories(*dir, error);
     if (error) {
       context.err << "error: " << *dir << ": cannot create the folder: " << error.message() << "\n";
       return kExitFailure;
     }
-    const FrameLoader load = [&folder](int k) { return folder.frame(k); };
-    FrameProgress progress(context.err, context.err_is_terminal, end - first);
-    // The camera sees every frame: fitted to the box of the whole sequence, it stays still.
-    std::vector<PaddedPoint> points;
-    const Bounds bounds = sequence_bounds(manifest, frames, load, jobs, &points);
-    apply_render_block(block, setup.options);
-    const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
-    setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene), points);
     const double fit_seconds = progress.seconds();
     progress.restart();
     std::function<void(int)> report;

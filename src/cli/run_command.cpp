@@ -9,6 +9,8 @@
 #include "bristle/analysis/static_solver.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/runner/run_simulation.hpp"
+#include "bristle/runner/thread_count.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/scene/load_scene.hpp"
 
 namespace bristle::cli {
@@ -35,7 +37,9 @@ const char* const kUsage =
     "  --force           reuse a non-empty OUT: its manifest.json and frames/ are removed first\n"
     "                    (other files in OUT are left alone)\n"
     "  --quiet           no progress and no summary line (errors are still printed)\n"
-    "  --threads N       threads for the step (default: the scene's solver.threads, else 1);\n"
+    "  --threads N       threads for the step, 1 to 1024 (default: the scene's solver.threads,\n"
+    "                    else 1); at most the machine's hardware threads, and fewer for a\n"
+    "                    scene too small to share (a note on stderr says so, docs/limits.md);\n"
     "                    the frames are bitwise identical for every N\n"
     "  -h, --help        show this help\n"
     "\n"
@@ -57,10 +61,16 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
   Scene scene = load_scene(parsed.positionals[0]);
   for (const std::string& warning : scene.warnings) context.err << "warning: " << warning << "\n";
   if (parsed.has("--threads")) {
+    // The same limit as the scene's solver.threads (docs/limits.md).
     const int threads = parsed.integer("--threads", 1);
-    if (threads < 1) throw UsageError("--threads expects an integer >= 1");
+    if (threads < 1 || threads > kMaxThreads)
+      throw UsageError("--threads expects an integer in [1, " + std::to_string(kMaxThreads) + "]");
     scene.solver.threads = threads;
   }
+  const ThreadChoice threads =
+      choose_threads(scene.solver.threads, hardware_threads(), scene.model.layout.free_dof_count());
+  if (!threads.note.empty() && !quiet) context.err << "note: " << threads.note << "\n";
+  scene.solver.threads = threads.threads;
 
   std::error_code error;
   if (fs::exists(*out, error) && !fs::is_directory(*out, error)) {

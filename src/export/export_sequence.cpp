@@ -34,6 +34,9 @@ std::string export_stem(const Manifest& manifest) {
     if (!ok) c = '_';
   }
   if (stem.empty() || stem[0] == '.' || stem[0] == '-') stem = "bristle" + stem;
+  // A file name is at most 255 bytes on common file systems, and a scene name has no limit:
+  // keep room for "_NNNNNN.vtp" and the temporary-file suffix of the atomic write.
+  if (stem.size() > kLongestExportStem) stem.resize(kLongestExportStem);
   return stem;
 }
 

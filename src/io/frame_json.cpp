@@ -1,11 +1,13 @@
 #include "bristle/io/frame_json.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "bristle/io/json_text.hpp"
 #include "bristle/io/output_error.hpp"
+#include "bristle/scene/limits.hpp"
 
 namespace bristle {
 
@@ -25,6 +27,11 @@ ordered_json vectors_to_json(const std::vector<Vec3>& vectors, int dimension) {
 
 /// A short description of a JSON value for error messages: its type and, when short, its text.
 std::string describe(const nlohmann::json& value) {
+  // A damaged file may hold a huge array or string here: say its size, never copy it whole.
+  if (value.is_array() || value.is_object())
+    if (value.size() > 8) return std::string(value.type_name()) + " of " + std::to_string(value.size()) + " entries";
+  if (value.is_string() && value.get_ref<const std::string&>().size() > 40)
+    return "string \"" + value.get_ref<const std::string&>().substr(0, 36) + "...\"";
   std::string text = value.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return std::string(value.type_name()) + " " + text;
@@ -46,9 +53,30 @@ double number(const nlohmann::json& value, const std::string& pointer, const std
   return value.get<double>();
 }
 
-int integer(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
-  if (!value.is_number_integer()) fail(file, pointer, "expected an integer, found " + describe(value));
-  return value.get<int>();
+/// An integer in [minimum, maximum]. get<int>() would wrap 4294967299 to 3 silently.
+int integer(const nlohmann::json& value, const std::string& pointer, const std::string& file,
+            long long minimum, long long maximum) {
+  const std::string range = " in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
+  if (!value.is_number_integer()) fail(file, pointer, "expected an integer" + range + ", found " + describe(value));
+  const bool in_range = value.is_number_unsigned()
+                            ? value.get<unsigned long long>() <= static_cast<unsigned long long>(maximum)
+                            : value.get<long long>() >= minimum && value.get<long long>() <= maximum;
+  if (!in_range || minimum < INT_MIN || maximum > INT_MAX)
+    fail(file, pointer, "expected an integer" + range + ", found " + describe(value));
+  return static_cast<int>(value.get<long long>());
+}
+
+/// Whether `name` is a frame file name as the writer makes them: "frames/" then at least six
+/// digits then ".json". Anything else (`../outside.json`, an absolute path) would let a
+/// damaged manifest make a reader open files outside its folder.
+bool is_frame_file_name(const std::string& name) {
+  const std::string prefix = "frames/", suffix = ".json";
+  if (name.size() < prefix.size() + 6 + suffix.size() || name.size() > prefix.size() + 10 + suffix.size()) return false;
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  for (std::size_t i = prefix.size(); i < name.size() - suffix.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return false;
+  return true;
 }
 
 std::string string(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
@@ -79,7 +107,43 @@ std::vector<Vec3> vectors_from_json(const nlohmann::json& value, int count, int 
   return vectors;
 }
 
+/// The pointer of the first non-finite number inside `value` ("" if none), depth first. The
+/// stats are built by the runner, a few levels deep, so the recursion is shallow.
+std::string first_non_finite_in(const nlohmann::json& value, const std::string& pointer) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>()) ? std::string() : pointer;
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      std::string found = first_non_finite_in(value[i], pointer + "/" + std::to_string(i));
+      if (!found.empty()) return found;
+    }
+  } else if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      std::string found = first_non_finite_in(it.value(), pointer + "/" + it.key());
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+
+std::string first_non_finite_vector(const std::vector<Vec3>& vectors, const std::string& pointer) {
+  for (std::size_t i = 0; i < vectors.size(); ++i)
+    for (int k = 0; k < 3; ++k)
+      if (!std::isfinite(vectors[i][k])) return pointer + "/" + std::to_string(i) + "/" + std::to_string(k);
+  return "";
+}
+
 }  // namespace
+
+std::string first_non_finite(const Frame& frame) {
+  if (!std::isfinite(frame.time)) return "/time";
+  for (std::size_t r = 0; r < frame.rods.size(); ++r) {
+    const std::string rod = "/rods/" + std::to_string(r);
+    std::string found = first_non_finite_vector(frame.rods[r].positions, rod + "/positions");
+    if (found.empty()) found = first_non_finite_vector(frame.rods[r].velocities, rod + "/velocities");
+    if (!found.empty()) return found;
+  }
+  return first_non_finite_in(frame.stats, "/stats");
+}
 
 std::string frame_file_name(int index) {
   char buffer[32];
@@ -131,7 +195,7 @@ std::string manifest_to_text(const Manifest& manifest) {
 Frame frame_from_json(const nlohmann::json& json, const Manifest& manifest, const std::string& file) {
   if (!json.is_object()) fail(file, "", "expected a frame object, found " + describe(json));
   Frame frame;
-  frame.index = integer(member(json, "frame", "", file), "/frame", file);
+  frame.index = integer(member(json, "frame", "", file), "/frame", file, 0, static_cast<long long>(kMaxFrames));
   frame.time = number(member(json, "time", "", file), "/time", file);
   const nlohmann::json& rods = member(json, "rods", "", file);
   if (!rods.is_array() || rods.size() != manifest.rods.size())
@@ -169,12 +233,11 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::string& file)
   if (manifest.format != "bristle-frames/1")
     fail(file, "/format", "expected \"bristle-frames/1\", found \"" + manifest.format + "\"");
   manifest.name = string(member(json, "name", "", file), "/name", file);
-  manifest.dimension = integer(member(json, "dimension", "", file), "/dimension", file);
-  if (manifest.dimension != 2 && manifest.dimension != 3)
-    fail(file, "/dimension", "expected 2 or 3, found " + std::to_string(manifest.dimension));
+  manifest.dimension = integer(member(json, "dimension", "", file), "/dimension", file, 2, 3);
   manifest.dt = number(member(json, "dt", "", file), "/dt", file);
   manifest.frame_dt = number(member(json, "frame_dt", "", file), "/frame_dt", file);
-  manifest.frame_count = integer(member(json, "frame_count", "", file), "/frame_count", file);
+  manifest.frame_count =
+      integer(member(json, "frame_count", "", file), "/frame_count", file, 0, static_cast<long long>(kMaxFrames));
   const nlohmann::json& rods = member(json, "rods", "", file);
   if (!rods.is_array()) fail(file, "/rods", "expected an array, found " + describe(rods));
   for (std::size_t r = 0; r < rods.size(); ++r) {
@@ -182,15 +245,20 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::string& file)
     if (!rods[r].is_object()) fail(file, pointer, "expected an object, found " + describe(rods[r]));
     RodInfo info;
     info.name = string(member(rods[r], "name", pointer, file), pointer + "/name", file);
-    info.vertex_count = integer(member(rods[r], "vertex_count", pointer, file), pointer + "/vertex_count", file);
-    if (info.vertex_count < 0) fail(file, pointer + "/vertex_count", "expected a count >= 0");
+    info.vertex_count =
+        integer(member(rods[r], "vertex_count", pointer, file), pointer + "/vertex_count", file, 0, kMaxSceneVertices);
     info.radius = number(member(rods[r], "radius", pointer, file), pointer + "/radius", file);
     manifest.rods.push_back(std::move(info));
   }
   const nlohmann::json& files = member(json, "frame_files", "", file);
   if (!files.is_array()) fail(file, "/frame_files", "expected an array, found " + describe(files));
-  for (std::size_t k = 0; k < files.size(); ++k)
-    manifest.frame_files.push_back(string(files[k], "/frame_files/" + std::to_string(k), file));
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    const std::string pointer = "/frame_files/" + std::to_string(k);
+    std::string name = string(files[k], pointer, file);
+    if (!is_frame_file_name(name))
+      fail(file, pointer, "expected a frame file name \"frames/NNNNNN.json\" inside the folder, found " + describe(files[k]));
+    manifest.frame_files.push_back(std::move(name));
+  }
   if (static_cast<int>(manifest.frame_files.size()) != manifest.frame_count)
     fail(file, "/frame_count",
          "says " + std::to_string(manifest.frame_count) + " frames but /frame_files lists " +

@@ -26,6 +26,10 @@ void FrameWriter::write(const Frame& frame) {
     throw OutputError(out_dir_, "frame " + std::to_string(frame.index) + " written out of order (expected frame " +
                                     std::to_string(manifest_.frame_count) + ")");
   const std::string name = frame_file_name(frame.index);
+  // The last line of defence: JSON has no infinity, and a null would lie about the state.
+  const std::string bad = first_non_finite(frame);
+  if (!bad.empty())
+    throw OutputError((fs::path(out_dir_) / name).string(), bad + ": not a finite number; the frame is not written");
   write_file_atomically((fs::path(out_dir_) / name).string(), frame_to_text(frame, manifest_.dimension));
   manifest_.frame_files.push_back(name);
   manifest_.frame_count += 1;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bristle/io/frame_json.hpp"
+#include "bristle/io/json_parse.hpp"
 #include "bristle/io/output_error.hpp"
 
 namespace bristle {
@@ -25,10 +26,13 @@ nlohmann::json parse_file(const std::string& path) {
   std::ostringstream text;
   text << stream.rdbuf();
   try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& error) {
-    // nlohmann's message names the byte; say plainly what happened.
-    throw OutputError(path, std::string("not valid JSON (truncated or corrupt?): ") + error.what());
+    // Bounded nesting: a damaged file must not overflow the stack of the readers that follow.
+    return parse_json_bounded(text.str());
+  } catch (const JsonParseError& error) {
+    if (error.syntax())
+      throw OutputError(path, "not valid JSON (truncated or corrupt?) at byte " + std::to_string(error.byte()) +
+                                  ": " + error.reason());
+    throw OutputError(path, error.pointer() + ": " + error.reason());
   }
 }
 

@@ -1,5 +1,6 @@
 list(APPEND BRISTLE_SOURCES
   src/io/json_text.cpp
+  src/io/json_parse.cpp
   src/io/atomic_file.cpp
   src/io/frame_json.cpp
   src/io/frame_writer.cpp

@@ -186,8 +186,10 @@ ScreenPoint Projector::project(const Vec3& p) const {
   ScreenPoint s;
   s.depth = z;
   if (camera_.type == ProjectionType::Perspective) {
-    assert(z >= near_);
-    s.pixels_per_meter = focal_px_ / z;
+    // Callers clip at the near plane first; a point that still lies behind it (or a NaN from
+    // coordinates too large to subtract) is drawn at the near plane rather than aborting the
+    // render (asserts stay on in release builds).
+    s.pixels_per_meter = focal_px_ / (z >= near_ ? z : near_);
   } else {
     s.pixels_per_meter = focal_px_;
   }

@@ -479,9 +479,11 @@ void draw(Canvas& canvas, const Manifest& manifest, const Frame& frame,
       case ColliderType::Plane:
         break;
       case ColliderType::Sphere:
+        if (!(c.radius > 0.0)) break;  // a point: nothing to see
         prims.push_back({proj.depth(c.center), 0, ki * 8, PrimKind::Sphere, ki, 0});
         break;
       case ColliderType::Capsule:
+        if (!(c.radius > 0.0)) break;  // a segment: nothing to see
         prims.push_back({proj.depth(0.5 * (c.a + c.b)), 0, ki * 8, PrimKind::Capsule, ki, 0});
         break;
       case ColliderType::Box:

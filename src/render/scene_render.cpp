@@ -32,6 +32,14 @@ double positive(const json& v, const std::string& pointer) {
   return x;
 }
 
+// `bristle run` accepts a sphere or capsule of radius 0 (contact with a point or a segment),
+// so its output must be drawable: such a collider is read, and drawn as nothing.
+double non_negative(const json& v, const std::string& pointer) {
+  const double x = number(v, pointer);
+  if (!(x >= 0.0)) fail(pointer, "a number >= 0", v);
+  return x;
+}
+
 // A 2- or 3-component vector (z = 0 when 2).
 Vec3 vector(const json& v, const std::string& pointer) {
   if (!v.is_array() || (v.size() != 2 && v.size() != 3)) fail(pointer, "a vector of 2 or 3 numbers", v);
@@ -88,12 +96,12 @@ Collider parse_collider(const json& v, const std::string& pointer) {
   } else if (type == "sphere") {
     c.type = ColliderType::Sphere;
     c.center = vector(member(v, "center", pointer), pointer + "/center");
-    c.radius = positive(member(v, "radius", pointer), pointer + "/radius");
+    c.radius = non_negative(member(v, "radius", pointer), pointer + "/radius");
   } else if (type == "capsule") {
     c.type = ColliderType::Capsule;
     c.a = vector(member(v, "a", pointer), pointer + "/a");
     c.b = vector(member(v, "b", pointer), pointer + "/b");
-    c.radius = positive(member(v, "radius", pointer), pointer + "/radius");
+    c.radius = non_negative(member(v, "radius", pointer), pointer + "/radius");
   } else if (type == "box") {
     c.type = ColliderType::Box;
     c.center = vector(member(v, "center", pointer), pointer + "/center");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bristle/io/frame_json.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/model/handle.hpp"
 #include "bristle/runner/frame_stats.hpp"
@@ -23,6 +24,22 @@ std::string format_time(double t) {
   return buffer;
 }
 
+/// "" when `frame` can be written; otherwise why not. A frame never holds a non-finite number
+/// (JSON would hold null, docs/output-format.md): an overflow ends the run as a failure.
+std::string unwritable(const Frame& frame) {
+  const std::string bad = first_non_finite(frame);
+  return bad.empty() ? std::string() : "frame " + std::to_string(frame.index) + " would hold a non-finite number at " + bad;
+}
+
+RunResult failed_run(RunResult result, std::string message, FrameWriter& writer, Clock::time_point start) {
+  result.outcome = RunOutcome::Failed;
+  result.message = std::move(message);
+  result.status = "failed: " + result.message;
+  writer.finish(result.status);
+  result.wall_seconds = seconds_since(start);
+  return result;
+}
+
 RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& options,
                      const ProgressCallback& progress, Clock::time_point start) {
   RunResult result;
@@ -36,6 +53,8 @@ RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& 
   Frame initial = make_frame(model, state, 0);
   initial.stats = FrameStats().take(energies.energies(state));
   initial.stats["mode"] = "static";
+  if (const std::string why = unwritable(initial); !why.empty())
+    return failed_run(result, "static solve: " + why, writer, start);
   writer.write(initial);
   result.frames_written = 1;
   report.frame_written = true;
@@ -58,6 +77,8 @@ RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& 
   equilibrium.stats = static_stats(result.static_result);
   // Energies under the loads the solve used (in full), kinetic zero.
   equilibrium.stats["energies"] = energies_to_json(result.static_result.energies);
+  if (const std::string why = unwritable(equilibrium); !why.empty())
+    return failed_run(result, "static solve: " + why, writer, start);
   writer.write(equilibrium);
   result.frames_written = 2;
   result.outcome = RunOutcome::Complete;
@@ -174,6 +195,7 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
 
   Frame initial = make_frame(model, state, 0);
   initial.stats = stats.take(integrator.energies(state));
+  if (const std::string why = unwritable(initial); !why.empty()) return failed_run(result, why, writer, start);
   writer.write(initial);
   result.frames_written = 1;
   report.frame_written = true;
@@ -210,6 +232,9 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
     }
     Frame frame = make_frame(model, state, k);
     frame.stats = stats.take(integrator.energies(state));
+    if (const std::string why = unwritable(frame); !why.empty())
+      return failed_run(result, "step " + std::to_string(result.steps_taken) + " (t = " + format_time(state.time) +
+                                    " s): " + why, writer, start);
     writer.write(frame);
     result.frames_written = k + 1;
     if (progress) {

@@ -12,7 +12,16 @@
 namespace bristle {
 namespace {
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string quoted(const std::string& s) { return quoted_text(s); }
+
+// At most `bytes` bytes of `s`, cut at a UTF-8 character boundary (never before a
+// continuation byte 10xxxxxx), so that the piece is still valid UTF-8 for dump().
+std::string utf8_prefix(const std::string& s, std::size_t bytes) {
+  if (s.size() <= bytes) return s;
+  std::size_t cut = bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
 
 std::string quoted_list(const std::vector<std::string>& words) {
   std::string out;
@@ -36,6 +45,11 @@ std::string plural(std::size_t n, const char* noun) {
 
 }  // namespace
 
+std::string quoted_text(const std::string& text) {
+  if (text.size() <= kLongestQuote) return "\"" + text + "\"";
+  return "\"" + utf8_prefix(text, kLongestQuote) + "...\" (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::string number_text(double x) { return nlohmann::json(x).dump(); }
 
 std::string count_text(double count) {
@@ -52,9 +66,16 @@ void JsonSource::fail(const std::string& pointer, const std::string& message) co
 
 std::string describe_json(const nlohmann::json& value) {
   constexpr std::size_t kShort = 48;
+  // Containers of more than a few members are described by size without dumping them:
+  // dump() walks the whole value, which may be megabytes.
+  if (value.is_array() && value.size() > kShort / 2) return "an array of " + plural(value.size(), "element");
+  if (value.is_object() && value.size() > kShort / 2) return "an object with " + plural(value.size(), "key");
+  if (value.is_string() && value.get_ref<const std::string&>().size() > kShort) {
+    const std::string text = nlohmann::json(utf8_prefix(value.get_ref<const std::string&>(), kShort)).dump();
+    return text.substr(0, kShort - 4) + "...\"";
+  }
   const std::string text = value.dump();
   if (text.size() <= kShort) return text;
-  if (value.is_string()) return text.substr(0, kShort - 4) + "...\"";
   if (value.is_array()) return "an array of " + plural(value.size(), "element");
   if (value.is_object()) return "an object with " + plural(value.size(), "key");
   return text;

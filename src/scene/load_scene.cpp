@@ -15,6 +15,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "bristle/io/json_parse.hpp"
 #include "bristle/scene/json_locator.hpp"
 #include "bristle/scene/json_value.hpp"
 #include "bristle/scene/scene_blocks.hpp"
@@ -28,32 +29,21 @@ const std::vector<std::string> kSceneKeys = {"format",  "name",   "dimension", "
                                              "gravity", "damping", "solver",   "materials",
                                              "rods",    "loads",   "colliders", "render",  "handles"};
 
-// nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 3, column 1:
-// syntax error while parsing ..."; we report our own line and column, so keep only the reason.
-std::string parse_reason(const std::string& what) {
-  const std::size_t colon = what.find(": ");
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
-// nlohmann reports a number too large for a double ("number overflow parsing '1e400'")
-// without a position; the quoted token is usually enough to find its line.
-int line_of_quoted_token(const std::string& text, const std::string& what) {
-  const std::size_t open = what.find('\''), close = what.rfind('\'');
-  if (open == std::string::npos || close <= open + 1) return 0;
-  const std::size_t at = text.find(what.substr(open + 1, close - open - 1));
-  return at == std::string::npos ? 0 : text_position(text, at).line;
-}
-
+// Parses with the nesting limit of io/json_parse.hpp, before anything walks the document
+// recursively. A syntax error is reported at its line and column; a value too deep or a
+// number out of a double's range at its JSON pointer (and the line the locator finds for it).
 nlohmann::json parse_document(const std::string& text, const std::string& file) {
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based index of the byte the parser choked on.
-    const TextPosition at = text_position(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw SceneError(file, "", at.line,
-                     "invalid JSON at column " + std::to_string(at.column) + ": " + parse_reason(e.what()));
-  } catch (const nlohmann::json::exception& e) {
-    throw SceneError(file, "", line_of_quoted_token(text, e.what()), "invalid JSON: " + parse_reason(e.what()));
+    return parse_json_bounded(text);
+  } catch (const JsonParseError& e) {
+    if (e.syntax() || e.pointer().empty()) {
+      const TextPosition at = text_position(text, e.byte());
+      throw SceneError(file, "", at.line, "invalid JSON at column " + std::to_string(at.column) + ": " + e.reason());
+    }
+    // The locator scans iteratively and records lines only to a bounded depth, so it is safe
+    // on the text that was just refused.
+    const JsonLocator locator(text);
+    throw SceneError(file, e.pointer(), locator.line_of(e.pointer()), "invalid JSON: " + e.reason());
   }
 }
 
@@ -121,8 +111,8 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   auto rods = read_rods(root.require("rods"), model.dimension, materials.value);
   for (RodSpec& rod : rods.value) {
     for (std::string& warning : rod.warnings) scene.warnings.push_back(std::move(warning));
-    model.rods.push_back(make_rod(std::move(rod.name), rod.material, std::move(rod.vertices),
-                                  std::move(rod.fixed), rod.rest, model.dimension));
+    model.rods.push_back(make_rod(rod.name, rod.material, std::move(rod.vertices), rod.fixed, rod.rest,
+                                  model.dimension));
   }
   model.finalize();
   out["rods"] = std::move(rods.expanded);
@@ -130,6 +120,7 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   auto loads = read_loads(root.find_or_empty_array("loads"), model);
   model.loads = std::move(loads.value);
   out["loads"] = std::move(loads.expanded);
+  check_model_finite(model, rods.value, root_value.source());
 
   auto colliders = read_colliders(root.find_or_empty_array("colliders"), model.dimension);
   model.colliders = std::move(colliders.value);

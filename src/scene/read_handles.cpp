@@ -44,7 +44,7 @@ std::vector<int> read_rod_selection(const JsonValue& value, const Model& model) 
   if (!bristles.empty()) return bristles;
   std::vector<std::string> names;
   for (const Rod& rod : model.rods) names.push_back(rod.name);
-  value.fail("no rod (and no brush's bristles \"" + name + "_<k>\") is named \"" + name + "\"" +
+  value.fail("no rod (and no brush's bristles " + quoted_text(name + "_<k>") + ") is named " + quoted_text(name) +
              did_you_mean(name, names));
 }
 
@@ -104,7 +104,7 @@ ReadResult<std::vector<Handle>> read_handles(const JsonValue& value, Model& mode
     const JsonValue name = reader.require("name");
     handle.name = name.name();
     if (const auto [it, inserted] = names.emplace(handle.name, entry.pointer()); !inserted)
-      name.fail("duplicate handle name \"" + handle.name + "\": " + it->second + " already uses it");
+      name.fail("duplicate handle name " + quoted_text(handle.name) + ": " + it->second + " already uses it");
     expanded["name"] = handle.name;
 
     // Rods: the fixed vertices of each follow the handle.

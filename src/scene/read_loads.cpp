@@ -14,7 +14,7 @@ int read_load_rod(const JsonValue& value, const Model& model) {
   if (rod >= 0) return rod;
   std::vector<std::string> names;
   for (const Rod& r : model.rods) names.push_back(r.name);
-  value.fail("no rod is named \"" + name + "\"" + did_you_mean(name, names));
+  value.fail("no rod is named " + quoted_text(name) + did_you_mean(name, names));
 }
 
 int read_load_vertex(const JsonValue& value, const Rod& rod) {

@@ -2,6 +2,7 @@
 // and rest shape. A brush generator turns one entry into many rods, named "<name>_<k>".
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,17 +21,18 @@ constexpr double kFoldTolerance = 1e-10;
 struct RodMaterial {
   Material material;
   nlohmann::json expanded;  // the name, or the inline object with every key
+  std::string pointer;      // a named material's definition; "" when inline
 };
 
 RodMaterial read_rod_material(const JsonValue& value, const MaterialTable& materials) {
   if (value.is_object()) {
     auto inline_material = read_material(value);
-    return {inline_material.value, inline_material.expanded};
+    return {inline_material.value, inline_material.expanded, ""};
   }
   if (!value.is_string()) value.fail_expected("a material name or an inline material object");
   const std::string name = value.string();
   const auto it = materials.find(name);
-  if (it != materials.end()) return {it->second, name};
+  if (it != materials.end()) return {it->second, name, pointer_append("/materials", name)};
 
   std::vector<std::string> names;
   for (const auto& [known, material] : materials) names.push_back(known);
@@ -39,7 +41,7 @@ RodMaterial read_rod_material(const JsonValue& value, const MaterialTable& mater
     hint = names.empty() ? std::string("; the scene defines no materials")
                          : "; \"materials\" defines " + std::to_string(names.size()) + " (e.g. \"" +
                                names.front() + "\")";
-  value.fail("unknown material \"" + name + "\"" + hint);
+  value.fail("unknown material " + quoted_text(name) + hint);
 }
 
 std::vector<Vec3> read_vertices(const JsonValue& value, int dimension) {
@@ -61,6 +63,14 @@ struct Degeneracy {
 // exactly (a turning angle of pi has no bending direction).
 std::optional<Degeneracy> find_degeneracy(const std::vector<Vec3>& x) {
   const int n = static_cast<int>(x.size());
+  // Finite inputs can still give points or edges beyond a double (a generator from -1e308
+  // to 1.8e308): nothing downstream could compute with them.
+  for (int i = 0; i < n; ++i)
+    if (!x[i].allFinite())
+      return Degeneracy{i, "vertex " + std::to_string(i) + " is not a finite point (its coordinates overflow a double)"};
+  for (int j = 0; j + 1 < n; ++j)
+    if (!std::isfinite((x[j + 1] - x[j]).norm()))
+      return Degeneracy{j + 1, "edge " + std::to_string(j) + " is longer than a double can hold"};
   for (int j = 0; j + 1 < n; ++j) {
     const double length = (x[j + 1] - x[j]).norm();
     const double scale = std::max(x[j].cwiseAbs().maxCoeff(), x[j + 1].cwiseAbs().maxCoeff());
@@ -122,7 +132,7 @@ class RodsReader {
 std::string RodsReader::claim_name(const ObjectReader& reader, const std::string& name, bool generated) {
   const auto [it, inserted] = name_owner_.emplace(name, reader.pointer());
   if (!inserted)
-    reader.fail_at("name", "duplicate rod name \"" + name + "\"" +
+    reader.fail_at("name", "duplicate rod name " + quoted_text(name) +
                                (generated ? " (made by this brush)" : "") + ": " + it->second +
                                " already uses it; rod names must be unique");
   return name;
@@ -204,7 +214,8 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     if (!pose_expanded.is_null()) expanded["pose"] = pose_expanded;
     result_.expanded.push_back(std::move(expanded));
     RodSpec spec{rod_name, material.material, std::move(vertices), fixed,
-                 rest == "straight" ? RestShape::Straight : RestShape::Initial, {}};
+                 rest == "straight" ? RestShape::Straight : RestShape::Initial, {}, reader.pointer(),
+                 material.pointer.empty() ? reader.pointer_to("material") : material.pointer};
     if (!pose_warning.empty()) spec.warnings.push_back(pose_warning);
     result_.value.push_back(std::move(spec));
   }

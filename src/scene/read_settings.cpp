@@ -11,12 +11,7 @@ namespace {
 // frame_dt may miss a whole multiple of dt by this much, relative (decimal inputs such as
 // 0.01 / 0.001 are not exact in binary).
 constexpr double kMultipleSlack = 1e-9;
-// Beyond these counts a scene is a mistake, not a simulation (and the counts must fit int).
-constexpr double kMaxFrames = 1e7;
-constexpr double kMaxStepsPerFrame = 1e9;
-// Newton iterations per step (fixed count, or the converged solver's cap) and step splits: past
-// these a step is a hang, not a computation (docs/scene-format.md, "solver").
-constexpr int kMaxNewtonIterations = 1000;
+// Step splits: past this a step is a hang, not a computation (docs/scene-format.md, "solver").
 constexpr int kMaxStepSplits = 10;
 
 void check_frame_dt(const JsonValue& value, const TimeSettings& time) {
@@ -37,6 +32,11 @@ void check_frame_count(const JsonValue& duration, const TimeSettings& time) {
   if (frames > kMaxFrames)
     duration.fail("duration / frame_dt gives " + count_text(frames) + " frames; at most " +
                   count_text(kMaxFrames) + " are allowed (raise frame_dt or shorten the duration)");
+  // Each bound alone still allows 1e16 steps: a run that would never end.
+  const double steps = (frames - 1.0) * std::round(time.frame_dt / time.dt);
+  if (steps > kMaxSteps)
+    duration.fail("duration / dt gives " + count_text(steps) + " time steps; at most " + count_text(kMaxSteps) +
+                  " are allowed (docs/limits.md)");
 }
 
 }  // namespace
@@ -70,7 +70,7 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
     if (!(s.cg_tolerance > 0.0 && s.cg_tolerance < 1.0))
       tolerance->fail_expected("a relative tolerance in (0, 1)");
   }
-  if (const auto iterations = reader.find("cg_max_iterations")) s.cg_max_iterations = iterations->int_in(1);
+  if (const auto iterations = reader.find("cg_max_iterations")) s.cg_max_iterations = iterations->int_in(1, kMaxCgIterations);
   // newton_iterations: "converged" (the default: Newton until `tolerance` is met) or a fixed
   // count n >= 1 (1: Baraff-Witkin's single linearised solve).
   if (const auto newton = reader.find("newton_iterations")) {
@@ -105,7 +105,7 @@ ReadResult<SolverBlock> read_solver(const JsonValue& value) {
                  : projection == "bending_modes" ? HessianProjection::BendingModes
                                                  : HessianProjection::Projected;
   if (const auto correction = reader.find("length_correction")) s.length_correction = correction->boolean();
-  if (const auto threads = reader.find("threads")) s.threads = threads->int_in(1, 1024);
+  if (const auto threads = reader.find("threads")) s.threads = threads->int_in(1, kMaxThreads);
 
   const nlohmann::json expanded = {{"cg_tolerance", s.cg_tolerance},
                                    {"cg_max_iterations", s.cg_max_iterations},

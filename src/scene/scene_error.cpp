@@ -12,7 +12,11 @@ std::string format_what(const std::string& file, const std::string& pointer, int
   std::string what = file.empty() ? std::string("scene") : file;
   if (line > 0) what += ":" + std::to_string(line);
   what += ": ";
-  if (!pointer.empty()) what += pointer + ": ";
+  // A pointer holds user keys, which may be megabytes long: cut it for the message (the
+  // pointer() accessor keeps it whole).
+  constexpr std::size_t kLongestPointer = 256;
+  if (!pointer.empty())
+    what += (pointer.size() <= kLongestPointer ? pointer : pointer.substr(0, kLongestPointer) + "...") + ": ";
   return what + message;
 }
 

@@ -15,4 +15,5 @@ list(APPEND BRISTLE_SOURCES
   src/scene/read_colliders.cpp
   src/scene/read_render.cpp
   src/scene/read_handles.cpp
+  src/scene/check_finite.cpp
   src/scene/load_scene.cpp)

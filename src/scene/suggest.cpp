@@ -38,8 +38,15 @@ int edit_distance(const std::string& a, const std::string& b) {
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
+  // The distance is at least the difference in length, and the budget is at most 3: longer
+  // words (a 20 MB value pasted by mistake) are no typo of anything, and the table that
+  // edit_distance fills is |word| x |candidate|, so they are never compared.
+  if (word.size() > kLongestTypo) return best;
   int best_distance = typo_budget(word) + 1;
   for (const std::string& candidate : candidates) {
+    const std::size_t longer = std::max(word.size(), candidate.size());
+    const std::size_t shorter = std::min(word.size(), candidate.size());
+    if (longer - shorter >= static_cast<std::size_t>(best_distance) || candidate.size() > kLongestTypo) continue;
     const int distance = edit_distance(word, candidate);
     if (distance < best_distance) {
       best_distance = distance;

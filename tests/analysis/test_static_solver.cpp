@@ -153,6 +153,39 @@ TEST_CASE("analysis static: failures are reported, not thrown") {
   CHECK(none.message.find("rod 'rod' has no fixed vertex") != std::string::npos);
 }
 
+TEST_CASE("analysis static: a solve that cannot converge stops early and says where the force is") {
+  CantileverSpec spec;
+  spec.gamma = 10.0;
+  spec.segments = 20;
+  const Cantilever c = make_cantilever(spec);
+
+  // Split load steps share one budget: 5 iterations per step and six halvings used to take
+  // 7 x 5 iterations; the budget is twice one step's cap.
+  State state = initial_state(c.model);
+  StaticSettings capped;
+  capped.max_iterations = 5;
+  const StaticResult r = solve_static(c.model, state, capped);
+  CHECK_FALSE(r.ok);
+  CHECK(r.iterations <= 2 * capped.max_iterations);
+  // The documented form: "static solve: <reason>", naming the rod and vertex.
+  CAPTURE(r.message);
+  CHECK(r.message.rfind("static solve: no convergence after ", 0) == 0);
+  CHECK(r.message.find("largest residual force ") != std::string::npos);
+  CHECK(r.message.find(" N at rod 'rod' vertex ") != std::string::npos);
+
+  // An unreachable tolerance: Newton reaches round-off, then makes no progress; it stops at
+  // the stall test long before the 1000 iterations it used to take per load step.
+  State stalled_state = initial_state(c.model);
+  StaticSettings unreachable;
+  unreachable.tolerance = -1.0;
+  unreachable.max_subdivisions = 0;
+  const StaticResult stalled = solve_static(c.model, stalled_state, unreachable);
+  CHECK_FALSE(stalled.ok);
+  CAPTURE(stalled.message);
+  CHECK(stalled.message.find("no progress in the last 100 iterations") != std::string::npos);
+  CHECK(stalled.iterations < 400);
+}
+
 TEST_CASE("analysis static: a straight column above its buckling load is a saddle; saddle escapes bend it") {
   CantileverSpec spec;
   spec.segments = 16;

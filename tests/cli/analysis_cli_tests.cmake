@@ -41,7 +41,7 @@ bristle_cli_exit_test(modes_unreadable_scene 2 "modes|${_cli_work}/no-such-scene
 bristle_cli_exit_test(modes_malformed_scene 2 "modes|${_cli_dir}/malformed/10_density_negative.json"
                       "-DSTDERR_MATCHES=/materials/nylon/density")
 bristle_cli_exit_test(modes_bad_count 2 "modes|${_analysis}/cantilever_2d.json|--count|0"
-                      "-DSTDERR_MATCHES=--count must be at least 1")
+                      "-DSTDERR_MATCHES=--count expects an integer in")
 bristle_cli_exit_test(modes_bad_at 2 "modes|${_analysis}/cantilever_2d.json|--at|rest"
                       "-DSTDERR_MATCHES=--at expects")
 bristle_cli_exit_test(modes_amplitude_without_shapes 2 "modes|${_analysis}/cantilever_2d.json|--amplitude|0.2"

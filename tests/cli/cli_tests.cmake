@@ -127,9 +127,64 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
 
 # --- Threads: byte-identical frames -----------------------------------------------------------
+# `bristle run` uses one thread for scenes under 5000 free DOFs per extra thread
+# (runner/thread_count.hpp), which the bundled scenes below are; threads_brush (6075 free DOFs)
+# really runs on two.
+add_test(NAME cli_threads_identical_threads_brush
+         COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_cli_dir}/limits/threads_brush.json
+                 -DWORK=${_cli_work}/threads/threads_brush -P ${_cli_dir}/expect_same_frames.cmake)
+set_tests_properties(cli_threads_identical_threads_brush PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
 foreach(_scene demo swing_3d hair_strands)
   add_test(NAME cli_threads_identical_${_scene}
            COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_scenes}/${_scene}.json
                    -DWORK=${_cli_work}/threads/${_scene} -P ${_cli_dir}/expect_same_frames.cmake)
   set_tests_properties(cli_threads_identical_${_scene} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
 endforeach()
+
+# --- Limits (docs/limits.md): what run accepts others read; damaged folders refused -----------
+set(_limits_work ${_cli_work}/limits)
+bristle_cli_exit_test(run_threads_past_limit 2
+                      "run|${_scenes}/rod_3d_straight.json|-o|${_limits_work}/threads_limit|--threads|99999"
+                      "-DSTDERR_MATCHES=--threads expects an integer in \\[1, 1024\\]" "-DABSENT=${_limits_work}/threads_limit")
+bristle_cli_exit_test(run_threads_past_hardware 0
+                      "run|${_scenes}/rod_3d_straight.json|-o|${_limits_work}/threads_clamped|--threads|1024|--force"
+                      "-DSTDERR_MATCHES=hardware threads: using")
+bristle_cli_exit_test(modes_count_past_limit 2 "modes|${_scenes}/rod_3d_straight.json|--count|1001"
+                      "-DSTDERR_MATCHES=--count expects an integer in")
+foreach(_pair "zero_radius_colliders|render" "long_name|obj" "long_name|vtk")
+  string(REPLACE "|" ";" _parts "${_pair}")
+  list(GET _parts 0 _scene)
+  list(GET _parts 1 _command)
+  add_test(NAME cli_limits_${_scene}_${_command}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_cli_dir}/limits/${_scene}.json
+                   -DWORK=${_limits_work}/${_scene}_${_command} -DREADER=${_command}
+                   -P ${_cli_dir}/expect_run_then.cmake)
+  set_tests_properties(cli_limits_${_scene}_${_command} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endforeach()
+
+# bristle_damaged_test(NAME COMMAND FILE FROM-REGEX TO EXPECTED-TEXT): a copy of the golden
+# curl_2d folder damaged by one replacement must be refused by COMMAND with nothing written.
+function(bristle_damaged_test name command file from to expect)
+  add_test(NAME cli_damaged_${name}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/golden/curl_2d
+                   -DWORK=${_limits_work}/damaged_${name} -DFILE=${file} "-DFROM=${from}" "-DTO=${to}"
+                   -DREADER=${command} "-DEXPECT=${expect}" -P ${_cli_dir}/expect_damaged_refused.cmake)
+  set_tests_properties(cli_damaged_${name} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endfunction()
+# A damaged frame 5 of 21: export used to write frames 0-4 first.
+bristle_damaged_test(export_frame5_1e400 export frames/000005.json "0.00195090322" "1e400"
+                     "000005.json: /rods/0/positions/1/0: ")
+bristle_damaged_test(render_frame5_1e400 render frames/000005.json "0.00195090322" "1e400"
+                     "000005.json: /rods/0/positions/1/0: ")
+bristle_damaged_test(compare_frame5_1e400 compare frames/000005.json "0.00195090322" "1e400"
+                     "000005.json: /rods/0/positions/1/0: ")
+bristle_damaged_test(render_far_coordinate render frames/000005.json "0.00195090322" "1e300"
+                     "000005.json: /rods/0/positions/1/0: a coordinate of")
+bristle_damaged_test(export_dimension_wraps export manifest.json "dimension.: 2" "dimension': 4294967298"
+                     "manifest.json: /dimension: expected an integer in [2, 3]")
+bristle_damaged_test(render_frame_index_wraps render frames/000003.json "frame.: 3" "frame': 4294967299"
+                     "000003.json: /frame: expected an integer in [0, 10000000]")
+bristle_damaged_test(export_frame_file_outside export manifest.json "frames/000002.json" "../outside.json"
+                     "manifest.json: /frame_files/2: expected a frame file name")
+bristle_damaged_test(compare_frame_file_absolute compare manifest.json "frames/000002.json" "/etc/hostname"
+                     "manifest.json: /frame_files/2: expected a frame file name")

@@ -1,4 +1,5 @@
 list(APPEND BRISTLE_TEST_SOURCES
   io/test_json_text.cpp
   io/test_frame_io.cpp
-  io/test_compare.cpp)
+  io/test_compare.cpp
+  io/test_damaged_output.cpp)

@@ -9,4 +9,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   scene/test_load_scene.cpp
   scene/test_scene_validation.cpp
   scene/test_read_pose.cpp
-  scene/test_read_render.cpp)
+  scene/test_read_render.cpp
+  scene/test_input_limits.cpp)

@@ -2,6 +2,7 @@
 /// Export every frame of an output folder in one format, for `bristle export`. Frames come
 /// from a loader, one at a time.
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,8 +28,11 @@ std::vector<std::string> export_frames(const Manifest& manifest, int frame_count
                                        const std::string& out_dir,
                                        const std::function<void(int)>& progress = {});
 
+/// Longest file-name stem: file names are at most 255 bytes, scene names have no limit.
+inline constexpr std::size_t kLongestExportStem = 100;
+
 /// The file-name stem for a manifest: its name with anything but [A-Za-z0-9._-] replaced by
-/// '_'.
+/// '_', cut to kLongestExportStem bytes.
 std::string export_stem(const Manifest& manifest);
 
 }  // namespace bristle

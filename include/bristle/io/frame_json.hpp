@@ -12,6 +12,11 @@ namespace bristle {
 
 /// The text of frames/NNNNNN.json: {"frame", "time", "rods": [{"name", "positions",
 /// "velocities"}], "stats"}, vectors with `dimension` components.
+/// The JSON pointer (in the frame file) of the first number of `frame` that is not finite:
+/// a position, a velocity, the time or a number in its stats; "" when all are finite. JSON
+/// cannot hold them (they would be written as null), so no frame with one is ever written.
+std::string first_non_finite(const Frame& frame);
+
 std::string frame_to_text(const Frame& frame, int dimension);
 
 /// The text of manifest.json.

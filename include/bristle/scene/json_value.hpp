@@ -11,6 +11,7 @@
 /// and not as "missing required key". Adding a scene key means listing it in its reader's
 /// allowed set and reading it; nothing else changes.
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -40,6 +41,12 @@ class JsonSource {
   std::string file_;
   JsonLocator locator_;
 };
+
+/// User text quoted in a message is cut to this many bytes, so that a 20 MB value cannot
+/// make a 20 MB error line (docs/limits.md).
+inline constexpr std::size_t kLongestQuote = 64;
+/// `text` in double quotes, cut to kLongestQuote bytes with "..." and its full size.
+std::string quoted_text(const std::string& text);
 
 /// A number as JSON writes it (the shortest text that reads back the same double).
 std::string number_text(double x);

@@ -13,6 +13,7 @@
 #include "bristle/model/handle.hpp"
 #include "bristle/model/model.hpp"
 #include "bristle/scene/json_value.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/scene/scene.hpp"
 
 namespace bristle {
@@ -56,14 +57,16 @@ struct RodSpec {
   RestShape rest = RestShape::Initial;
   /// Accepted input worth a message ("file:line: pointer: text"), e.g. a pose target out of reach.
   std::vector<std::string> warnings;
+  std::string pointer;           ///< the `rods` entry it comes from ("/rods/3")
+  std::string material_pointer;  ///< where its material is defined ("/materials/nylon")
 };
 
-/// Largest number of vertices a scene may hold in all; beyond it the scene is refused.
-inline constexpr long long kMaxSceneVertices = 10'000'000;
-/// Largest `segments` of one generated rod.
-inline constexpr int kMaxGeneratedSegments = 1'000'000;
-/// Largest number of bristles in one brush.
-inline constexpr int kMaxBrushBristles = 100'000;
+/// Refuses a built model whose derived quantities overflow although every number in the
+/// scene is finite (density 1e300 with gravity 1e300): vertex masses, stretch and bending
+/// stiffnesses, gravity forces and the initial gravity and load energies must be finite.
+/// The error names the key responsible: the material's density or Young's modulus, the
+/// gravity, or the load. `rods` are the specs the model's rods were made from, in order.
+void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, const JsonSource& source);
 
 /// `rods`: every entry validated, generators expanded (a brush entry becomes many rods),
 /// names unique. `expanded` lists every resulting rod with explicit vertices.

@@ -1,0 +1,61 @@
+// The last check of a scene: quantities derived from finite inputs can still overflow (a
+// density of 1e300 times a gravity of 1e300). The integrator would then write frame 0 with
+// energies it cannot represent and fail at step 1; the scene is refused here instead, at the
+// key responsible.
+
+#include <cmath>
+#include <string>
+
+#include "bristle/scene/scene_blocks.hpp"
+
+namespace bristle {
+namespace {
+
+std::string vertex_text(const Rod& rod, int i) {
+  return "rod " + quoted_text(rod.name) + " vertex " + std::to_string(i);
+}
+
+void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const JsonSource& source,
+               double& gravity_energy) {
+  const std::string density = spec.material_pointer + "/density";
+  const std::string youngs = spec.material_pointer + "/youngs_modulus";
+  const double g = model.gravity.head(model.dimension).norm();
+  for (int i = 0; i < rod.vertex_count(); ++i) {
+    const double mass = rod.vertex_mass(i);
+    if (!std::isfinite(mass))
+      source.fail(density, "the mass of " + vertex_text(rod, i) +
+                               " overflows a double (density x cross-section x length)");
+    if (!std::isfinite(mass * g))
+      source.fail("/gravity", "the weight of " + vertex_text(rod, i) + " (mass " + number_text(mass) +
+                                  " kg times gravity) overflows a double");
+    gravity_energy -= mass * model.gravity.head(model.dimension).dot(rod.initial_positions[i].head(model.dimension));
+    if (!std::isfinite(gravity_energy))
+      source.fail("/gravity", "the gravitational energy overflows a double at " + vertex_text(rod, i) +
+                                  " (mass x gravity x height)");
+    const bool interior = i > 0 && i + 1 < rod.vertex_count();
+    if (interior && !std::isfinite(rod.bend_stiffness(i)))
+      source.fail(youngs, "the bending stiffness of " + vertex_text(rod, i) + " overflows a double");
+  }
+  for (int j = 0; j < rod.edge_count(); ++j)
+    if (!std::isfinite(rod.stretch_stiffness(j)))
+      source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
+                              " overflows a double (Young's modulus x area / length)");
+}
+
+}  // namespace
+
+void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, const JsonSource& source) {
+  double gravity_energy = 0.0;
+  for (std::size_t r = 0; r < model.rods.size() && r < rods.size(); ++r)
+    check_rod(model, model.rods[r], rods[r], source, gravity_energy);
+  double load_energy = 0.0;
+  for (std::size_t k = 0; k < model.loads.size(); ++k) {
+    const PointLoad& load = model.loads[k];
+    const Rod& rod = model.rods[static_cast<std::size_t>(load.rod)];
+    load_energy -= load.force.head(model.dimension).dot(rod.initial_positions[static_cast<std::size_t>(load.vertex)].head(model.dimension));
+    if (!std::isfinite(load_energy))
+      source.fail(pointer_append("/loads", k), "the work of this load (force x position) overflows a double");
+  }
+}
+
+}  // namespace bristle

@@ -1,0 +1,25 @@
+# Runs a scene that `bristle run` accepts, then another command on its output, which must
+# succeed too: whatever run accepts, every other command reads.
+#   cmake -DBRISTLE=... -DSCENE=... -DWORK=<scratch> -DREADER=render|export
+#         -P expect_run_then.cmake
+file(REMOVE_RECURSE "${WORK}")
+execute_process(COMMAND "${BRISTLE}" run "${SCENE}" -o "${WORK}/out" --quiet RESULT_VARIABLE code ERROR_VARIABLE stderr)
+if(NOT code STREQUAL "0")
+  message(FATAL_ERROR "CHECK FAILED: run exited ${code}: ${stderr}")
+endif()
+if(READER STREQUAL "render")
+  set(arguments render "${WORK}/out" -o "${WORK}/dest" --width 64 --height 36 --quiet)
+else()
+  set(arguments export "${WORK}/out" --format ${READER} -o "${WORK}/dest" --quiet)
+endif()
+execute_process(COMMAND "${BRISTLE}" ${arguments} RESULT_VARIABLE code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+message("$ bristle ${arguments}\nexit ${code}\nstderr:\n${stderr}")
+if(NOT code STREQUAL "0")
+  message(FATAL_ERROR "CHECK FAILED: ${READER} exited ${code}")
+endif()
+file(GLOB written "${WORK}/dest/*")
+list(LENGTH written count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "CHECK FAILED: nothing written in ${WORK}/dest")
+endif()
+message("${count} files written")
