@@ -11,6 +11,8 @@ void FrameStats::add(const StepReport& report) {
   cg_residual_ = report.cg_residual;
   cg_residual_max_ = std::max(cg_residual_max_, report.cg_residual);
   newton_iterations_ += report.newton_iterations;
+  substeps_ += report.substeps;
+  if (!report.converged) ++unconverged_steps_;
 
   // Contact: only models with colliders report any (their report lists every collider).
   const ContactReport& contact = report.contact;
@@ -77,6 +79,8 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   json["cg_residual"] = cg_residual_;
   json["cg_residual_max"] = cg_residual_max_;
   json["newton_iterations"] = newton_iterations_;
+  json["substeps"] = substeps_;
+  json["unconverged_steps"] = unconverged_steps_;
   json["energies"] = energies_to_json(energies);
   if (has_contact_)
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,

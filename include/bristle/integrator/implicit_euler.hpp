@@ -131,6 +131,9 @@ struct StepReport {
   int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
   int substeps = 1;          ///< steps actually taken: > 1 when the step was split
+  /// false: a step in contact whose Newton iterations stalled above the tolerance (the
+  /// converged solver, after 8): it took its first solve, contact constraints held exactly
+  bool converged = true;
   bool bdf2 = false;         ///< whether the (last sub)step was a BDF2 step
   double correction = 0.0;   ///< converged solver: the last correction, as a fraction of rod length
   EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed); zero without step_energies
@@ -165,6 +168,7 @@ struct StepContext {
   // Per iteration.
   VecX gradient, product, w, residual, rhs_free, dv_free, dv, guess;
   VecX trial_v, trial_x, mass_dv, system_dv;
+  VecX contact_guess_v;  ///< with colliders: the first solve's velocity (the converged solver's fallback)
   EnergyBreakdown potential_at_lin;
   double step_length = 1.0;
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly

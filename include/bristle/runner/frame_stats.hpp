@@ -29,6 +29,8 @@ class FrameStats {
   double cg_residual_ = 0.0;
   double cg_residual_max_ = 0.0;
   long long newton_iterations_ = 0;
+  long long substeps_ = 0;          // steps taken, split halves counted (= steps when none was split)
+  long long unconverged_steps_ = 0; // steps in contact taken above the tolerance
   // Contact over the steps since the previous frame (steps all have the runner's dt).
   bool has_contact_ = false;
   ContactReport last_contact_;        // the last step's: the state of the frame
