@@ -475,7 +475,7 @@ def run_case(args, index):
     finally:
         if not args.keep:
             # Keep the scene (small) for a look; drop the bulky outputs.
-            for sub in ("out", "images", "export", "modes"):
+            for sub in ("out", "images", "export", "modes", "damaged", "damaged-images", "damaged-export"):
                 shutil.rmtree(os.path.join(case_dir, sub), ignore_errors=True)
 
 
@@ -497,6 +497,39 @@ def readers(args, index, case_dir, out_dir, manifest, frames, timeout):
     # The eigensolver may fail (exit 1) on an extreme scene; refusing the scene may not.
     run([bristle, "modes", expanded, "--count", "3", "--json", "--shapes", os.path.join(case_dir, "modes")],
         timeout, {0, 1})
+    if index % 4 == 0:
+        damaged_readers(args, index, case_dir, out_dir, frames, timeout)
+
+
+def damaged_readers(args, index, case_dir, out_dir, frames, timeout):
+    """The readers on a damaged copy of the folder: they must refuse it, not crash."""
+    rng = random.Random(f"bristle-fuzz-damage:{args.seed}:{index}")
+    damaged = os.path.join(case_dir, "damaged")
+    shutil.rmtree(damaged, ignore_errors=True)
+    shutil.copytree(out_dir, damaged)
+    name = rng.choice(["manifest.json"] + [f"frames/{k:06d}.json" for k in range(frames)])
+    path = os.path.join(damaged, name)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    how = rng.choice(["truncate", "delete", "number", "type"])
+    if how == "truncate":
+        text = text[:rng.randrange(len(text))]
+    elif how == "number":  # a number beyond a double, or a huge count
+        text = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", rng.choice(["1e400", "99999999999999999999", "-1"]), text,
+                      count=rng.randint(1, 5))
+    elif how == "type":
+        text = re.sub(r"\[[^\[\]]*\]", rng.choice(["null", "{}", "\"x\"", "[]"]), text, count=rng.randint(1, 3))
+    if how == "delete":
+        os.remove(path)
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    # Refusing (2) or failing (1) are both fine; a crash, hang or internal error is not.
+    run([args.bristle, "compare", damaged, out_dir], timeout, {0, 1, 2})
+    run([args.bristle, "render", damaged, "-o", os.path.join(case_dir, "damaged-images"), "--width", "32",
+         "--height", "24", "--frames", "0:1", "-j", "1", "--quiet"], timeout, {0, 1, 2})
+    run([args.bristle, "export", damaged, "--format", ["obj", "vtk", "usd"][index % 3], "-o",
+         os.path.join(case_dir, "damaged-export"), "--quiet"], timeout, {0, 1, 2})
 
 
 def save_reproducer(args, index, kind, finding):
