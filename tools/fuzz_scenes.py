@@ -565,6 +565,11 @@ def main():
     parser.add_argument("--emit", metavar="DIR", help="only write the scenes to DIR (a seed corpus), run nothing")
     args = parser.parse_args()
     args.bristle = os.path.abspath(args.bristle)
+    # With a sanitizer build: the same reporting as tools/sanitizer-env.sh (third-party leaks
+    # suppressed, UBSan halting), unless the caller chose otherwise.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ.setdefault("LSAN_OPTIONS", f"suppressions={root}/tools/lsan.supp:print_suppressions=0")
+    os.environ.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
     if args.replay:
         args.replay = sorted(os.path.join(args.replay, name) for name in os.listdir(args.replay)
                              if name.endswith(".json"))
