@@ -37,13 +37,18 @@ if [ "$libfuzzer" = 1 ]; then
   # libFuzzer writes new inputs to the first folder and only reads the others (the seeds:
   # bundled scenes, the malformed scenes of the tests, hand-written seeds covering every key).
   mkdir -p build-fuzz/corpus build-fuzz/findings
+  # Byte mutations rarely turn one valid scene into another valid one, so libFuzzer also
+  # starts from the scene generator's scenes (valid, extreme and malformed, same seed).
+  rm -rf build-fuzz/generated-seeds
+  python3 tools/fuzz_scenes.py --emit build-fuzz/generated-seeds --seed "$seed" --count 300
   # -timeout: one input taking longer is a hang; -rss_limit_mb: the largest scene the
   # loader accepts (10^7 vertices) fits, anything beyond is a finding; -max_len: well above
   # the seeds, so the fuzzer can grow them.
   build-fuzz/tests/fuzz/fuzz_load_scene -seed="$seed" -max_total_time="$fuzz_time" \
       -timeout=25 -rss_limit_mb=4096 -max_len=16384 -dict=tests/fuzz/scene.dict \
       -artifact_prefix=build-fuzz/findings/ -print_final_stats=1 \
-      build-fuzz/corpus tests/fuzz/seeds scenes tests/cli/malformed tests/cli/analysis tests/scene/data \
+      build-fuzz/corpus tests/fuzz/seeds build-fuzz/generated-seeds scenes tests/cli/malformed \
+      tests/cli/analysis tests/scene/data \
     || { status=1; echo "tools/fuzz.sh: libFuzzer found a problem; the input is in build-fuzz/findings/" >&2; }
 fi
 
