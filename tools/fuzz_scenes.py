@@ -377,7 +377,7 @@ def run(command, timeout, expect, cwd=None):
     err = err.decode("utf-8", "replace")
     code = process.returncode
     if SANITIZER.search(err):
-        raise Finding("sanitizer", shown, tail(err))
+        raise Finding("sanitizer", shown, sanitizer_report(err))
     if code < 0:
         raise Finding("crash", shown, f"killed by signal {-code} ({signal.Signals(-code).name})\n" + tail(err))
     if code not in (0, 1, 2):
@@ -387,6 +387,15 @@ def run(command, timeout, expect, cwd=None):
     if code not in expect:
         raise Finding("unexpected-exit", shown, f"exit code {code}, expected {sorted(expect)}\n" + tail(err))
     return code, out.decode("utf-8", "replace"), err
+
+
+def sanitizer_report(text):
+    """The report's headline, the first frames of its stack and its summary (a stack overflow
+    prints hundreds of identical frames)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if SANITIZER.search(line))
+    summary = [line for line in lines if line.startswith("SUMMARY:")]
+    return "\n".join(lines[start:start + 10] + summary)
 
 
 def tail(text, lines=12):
