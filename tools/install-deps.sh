@@ -8,6 +8,10 @@ packages=(
   libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
   libcairo2-dev   # PNG rendering (bristle render)
   ffmpeg          # video assembly (bristle render --video)
+  # Fuzzing (tools/fuzz.sh, docs/fuzzing.md): libFuzzer and the sanitizer runtimes ship in
+  # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer
+  # stacks) in llvm; the scene generator is a Python 3 script.
+  clang libclang-rt-14-dev libomp-dev llvm python3
 )
 
 if [ "$(id -u)" -ne 0 ]; then
