@@ -7,6 +7,8 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/SparseCholesky>
 #include <Spectra/SymEigsShiftSolver.h>
+#include <stdexcept>
+#include <string>
 
 #include "bristle/integrator/assembly.hpp"
 
@@ -191,8 +193,17 @@ ModalResult modal_analysis(const Model& model, const State& linearisation_point,
     const int ncv = std::min(n, std::max(2 * count + 1, count + 20));
     Spectra::SymEigsShiftSolver<ShiftInvertOp> eigs(op, count, ncv, sigma);
     eigs.init();
-    eigs.compute(Spectra::SortRule::LargestMagn, settings.max_iterations, settings.tolerance,
-                 Spectra::SortRule::SmallestAlge);
+    try {
+      eigs.compute(Spectra::SortRule::LargestMagn, settings.max_iterations, settings.tolerance,
+                   Spectra::SortRule::SmallestAlge);
+    } catch (const std::exception& error) {
+      // Spectra throws when its small eigenproblem breaks down, as it does on operators whose
+      // entries span more orders of magnitude than a double holds (stiffnesses 1e-30 and
+      // 1e300 in one scene): an analysis that failed, not a program error.
+      result.message = std::string("modal analysis: the eigensolver failed (") + error.what() +
+                       "); are the stiffnesses within a few dozen orders of magnitude of each other?";
+      return result;
+    }
     if (eigs.info() != Spectra::CompInfo::Successful) {
       std::ostringstream message;
       message << "modal analysis: Spectra did not converge (" << eigs.eigenvalues().size() << " of "
