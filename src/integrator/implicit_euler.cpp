@@ -57,6 +57,8 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
   // the only Eigen kernel a step uses. Set here, once, not inside the step: the product's
   // result does not depend on it (each row is summed by one thread), only its speed.
   Eigen::setNbThreads(std::max(1, settings_.threads));
+  for (int dof = 0; dof < layout.dof_count(); ++dof)
+    if (layout.free_index(dof) < 0) fixed_dofs_.push_back(dof);
   // The convergence test's length scale per DOF, and the energy allowance's scale.
   dof_length_ = VecX::Zero(layout.dof_count());
   const double g = model.gravity.head(model.dimension).norm();
@@ -163,8 +165,13 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
   // the free DOFs' positions and velocities (fixed DOFs may be moved by handles in between).
   bool continuing = history_ && ctx.t0 == last_end_time_ && last_end_v_.size() == v0.size() &&
                     last_end_x_.size() == x0.size();
-  for (int dof = 0; continuing && dof < dofs; ++dof)
-    if (layout.free_index(dof) >= 0 && (v0[dof] != last_end_v_[dof] || x0[dof] != last_end_x_[dof])) continuing = false;
+  if (continuing) {
+    const int threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(&& : continuing)
+    for (int dof = 0; dof < dofs; ++dof)
+      continuing = continuing && (layout.free_index(dof) < 0 || (v0[dof] == last_end_v_[dof] && x0[dof] == last_end_x_[dof]));
+  }
+  ctx.continuing = continuing;
 
   // BDF2 needs the previous step, of the same length (constant-step BDF2); otherwise this step
   // is backward Euler (the first step, after a split, after a jump of the state).
@@ -228,8 +235,8 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
   // Whether energy may enter the system during the step: a moving fixed vertex, a load that
   // changes, a collider (it may move, and contact is not a minimisation of Phi).
   ctx.driven = contact_.enabled();
-  for (int dof = 0; !ctx.driven && dof < dofs; ++dof)
-    if (layout.free_index(dof) < 0 && v0[dof] != 0.0) ctx.driven = true;
+  for (const int dof : fixed_dofs_)
+    if (v0[dof] != 0.0) ctx.driven = true;
   for (const PointLoad& load : model_.loads)
     if (load.force_at(ctx.t0) != load.force_at(ctx.t1)) ctx.driven = true;
 
@@ -562,18 +569,25 @@ void ImplicitEuler::correct_lengths(StepContext& ctx) {
 
 double ImplicitEuler::relative_correction(const StepContext& ctx, const VecX& dv_free) const {
   const DofLayout& layout = model_.layout;
-  double worst = 0.0;
-  int worst_dof = -1;
-  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+  // A max and then the first DOF reaching it: the same answer for every thread count.
+  const int dofs = layout.dof_count();
+  const int threads = settings_.threads;
+  auto relative = [&](int dof) {
     const int f = layout.free_index(dof);
-    if (f < 0 || !(dof_length_[dof] > 0.0)) continue;
-    const double relative = std::abs(ctx.h * dv_free[f]) / dof_length_[dof];
-    if (relative > worst || !std::isfinite(relative)) {
-      worst = std::isfinite(relative) ? relative : std::numeric_limits<double>::infinity();
-      worst_dof = dof;
-    }
-  }
-  worst_correction_dof_ = worst_dof;
+    if (f < 0 || !(dof_length_[dof] > 0.0)) return 0.0;
+    const double r = std::abs(ctx.h * dv_free[f]) / dof_length_[dof];
+    return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
+  };
+  double worst = 0.0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(max : worst)
+  for (int dof = 0; dof < dofs; ++dof) worst = std::max(worst, relative(dof));
+  worst_correction_dof_ = -1;
+  if (worst > 0.0)
+    for (int dof = 0; dof < dofs; ++dof)
+      if (relative(dof) == worst) {
+        worst_correction_dof_ = dof;
+        break;
+      }
   return worst;
 }
 
@@ -622,11 +636,23 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   // Kinetic energy with the velocity the state will carry (fixed DOFs: their prescribed one).
   const DofLayout& layout = model_.layout;
   const VecX& v0 = *ctx.v0;
-  double kinetic = 0.0;
-  for (int dof = 0; dof < layout.dof_count(); ++dof) {
-    const double v = layout.free_index(dof) >= 0 ? ctx.v[dof] : v0[dof];
-    kinetic += mass_[dof] * v * v;
+  // Summed in fixed chunks, added in order: the same bits for every thread count.
+  constexpr int kChunks = 64;
+  const int dofs = layout.dof_count();
+  double chunk_sums[kChunks];
+  const int threads = settings_.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs)
+  for (int c = 0; c < kChunks; ++c) {
+    double sum = 0.0;
+    const int end = static_cast<int>(static_cast<long>(dofs) * (c + 1) / kChunks);
+    for (int dof = static_cast<int>(static_cast<long>(dofs) * c / kChunks); dof < end; ++dof) {
+      const double v = layout.free_index(dof) >= 0 ? ctx.v[dof] : v0[dof];
+      sum += mass_[dof] * v * v;
+    }
+    chunk_sums[c] = sum;
   }
+  double kinetic = 0.0;
+  for (const double sum : chunk_sums) kinetic += sum;
   ctx.end_energies.kinetic = 0.5 * kinetic;
   const EnergyBreakdown& e = ctx.end_energies;
   auto noise_of = [](const EnergyBreakdown& b, double other) {
@@ -653,21 +679,27 @@ void ImplicitEuler::commit(State& state, StepContext& ctx) {
   const VecX& v0 = *ctx.v0;
   const double dt = ctx.dt;
   // Fixed DOFs end where their prescribed velocity takes them and keep that velocity.
-  for (int dof = 0; dof < layout.dof_count(); ++dof)
-    if (layout.free_index(dof) < 0) {
-      ctx.x1[dof] = x0[dof] + dt * v0[dof];
-      ctx.v[dof] = v0[dof];
-    }
+  for (const int dof : fixed_dofs_) {
+    ctx.x1[dof] = x0[dof] + dt * v0[dof];
+    ctx.v[dof] = v0[dof];
+  }
   // History for BDF2 and the predicted guess: where this step began.
-  previous_x0_ = x0;
-  previous_v0_ = v0;
+  const int dofs = layout.dof_count();
+  previous_x0_.resize(dofs);
+  previous_v0_.resize(dofs);
+  last_end_x_.resize(dofs);
+  last_end_v_.resize(dofs);
+  for_each_entry(dofs, settings_.threads, [&](int i) {
+    previous_x0_[i] = x0[i];
+    previous_v0_[i] = v0[i];
+    last_end_x_[i] = ctx.x1[i];
+    last_end_v_[i] = ctx.v[i];
+  });
   previous_dt_ = dt;
   // x0, v0 (and x^, v^ for backward Euler) name the state's vectors: not used after this.
   state.positions.swap(ctx.x1);
   state.velocities.swap(ctx.v);
   state.time = ctx.t1;
-  last_end_x_ = state.positions;
-  last_end_v_ = state.velocities;
   last_end_time_ = state.time;
   history_ = true;
 }
@@ -814,9 +846,8 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   if (contact_.enabled()) contact_.begin_step();
   if (settings_.converged()) {
     // The energy at the start: where the last step ended, else evaluated.
-    const bool known = last_end_energy_known_ && history_ && state.time == last_end_time_ &&
-                       state.positions.size() == last_end_x_.size() && state.positions == last_end_x_ &&
-                       state.velocities.size() == last_end_v_.size() && state.velocities == last_end_v_;
+    // Where the last step left the state (free DOFs; fixed ones moving make the step driven).
+    const bool known = last_end_energy_known_ && ctx.continuing;
     ctx.energy_start = known ? last_end_energy_ : energies(state).total();
     ctx.energy_previous_known = known && last_start_energy_known_;
     ctx.energy_previous = last_start_energy_;

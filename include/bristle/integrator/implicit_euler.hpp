@@ -164,6 +164,7 @@ struct StepContext {
   VecX linearization_point;
   bool at_start = true;     ///< the current iteration is linearised at x^ (w != 0)
   bool from_guess = false;  ///< Linearization::Predicted's guess was taken
+  bool continuing = false;  ///< the state is where the last committed step left it
   int iteration = 0;
   // Per iteration.
   VecX gradient, product, w, residual, rhs_free, dv_free, dv, guess;
@@ -260,6 +261,7 @@ class ImplicitEuler {
   SolverSettings settings_;
   SystemAssembler assembler_;
   VecX mass_;          // per DOF
+  std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)
   VecX dof_length_;    // per DOF: its rod's rest length [m] (the convergence test's scale)
   double energy_scale_ = 0.0;  // sum over rods of m |g| L [J]
   // (1 + h alpha) M, the system's diagonal term, kept while h alpha stays the same.
