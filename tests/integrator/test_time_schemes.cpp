@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "bristle/analysis/modes.hpp"
+#include "bristle/bench/strand_benchmark.hpp"
 #include "bristle/integrator/implicit_euler.hpp"
 #include "support/rod_builders.hpp"
 
@@ -71,14 +72,8 @@ State run(const Model& model, const SolverSettings& settings, double dt, double 
   return state;
 }
 
-/// Converged backward Euler, far tighter than the default.
-SolverSettings reference_settings() {
-  SolverSettings s;
-  s.cg_tolerance = 1e-12;
-  s.tolerance = 1e-11;
-  s.max_newton_iterations = 200;
-  return s;
-}
+/// Converged backward Euler, far tighter than the default (the benchmark's reference).
+SolverSettings reference_settings() { return strand_reference_solver(); }
 
 }  // namespace
 
