@@ -48,7 +48,8 @@ const char* const kUsage =
     "  --duration S       simulated time [s] (default 0.25)\n"
     "  --threads T        threads (default 1); results are identical for every T\n"
     "  --integrator I     backward_euler (default) or bdf2\n"
-    "  --tolerance T      the converged solver's tolerance, a fraction of the strand length (default 1e-3)\n"
+    "  --tolerance T      the converged solver's tolerance, a fraction of the strand length (default\n"
+    "                     1e-3, with bdf2 1e-5: the scene defaults)\n"
     "  --newton K         a fixed K Newton iterations per step instead of converging (K = 1: one\n"
     "                     Baraff-Witkin solve; at most K with --newton-tolerance)\n"
     "  --newton-tolerance T  stop a step's iterations once the correction is below T (default 0)\n"
@@ -193,8 +194,10 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
   if (parsed.has("--newton")) settings.solver.newton_iterations = positive(parsed, "--newton", 1, 1, kMaxNewtonIterations);
   if (const auto scheme = parsed.value("--integrator")) {
-    if (*scheme == "bdf2")
+    if (*scheme == "bdf2") {
       settings.solver.scheme = TimeScheme::Bdf2;
+      settings.solver.tolerance = 1e-5;  // BDF2's scene default (docs/scene-format.md)
+    }
     else if (*scheme == "backward_euler")
       settings.solver.scheme = TimeScheme::BackwardEuler;
     else
