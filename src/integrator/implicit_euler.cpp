@@ -13,6 +13,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kParallelDofs = 20000;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
+// Newton iterations past convergence spent on a step that still gains energy before it is split.
+constexpr int kEnergyRetries = 3;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -667,7 +669,7 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   if (ctx.bdf2 && ctx.energy_previous_known) start = std::max(start, ctx.energy_previous);
   ctx.energy_next_previous = ctx.energy_start;  // the next step's "energy one step back"
   ctx.energy_next_previous_known = true;
-  return e.total() - start <= energy_allowance() + noise_of(e, start);
+  return e.total() - start <= energy_allowance(ctx) + noise_of(e, start);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -768,6 +770,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
   // would gain energy, on until the energy test passes too (converged backward Euler did not
   // gain energy in any of our runs, so a gain is a sign of an unfinished solve).
   bool energy_ok = false;
+  int energy_retries = 0;
   for (int k = 0;; ++k) {
     if (converged) {
       if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
@@ -792,18 +795,13 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
       std::ostringstream message;
       if (converged)
         message << "the step would raise the total energy by " << ctx.end_energies.total() - ctx.energy_start
-                << " J (allowance " << energy_allowance() << " J) after " << ctx.iteration + 1
+                << " J (allowance " << energy_allowance(ctx) << " J) after " << ctx.iteration + 1
                 << " Newton iterations";
       else
         message << "Newton's method did not converge in " << settings_.max_newton_iterations
                 << " iterations (last correction " << ctx.report.correction << " of the rod length, tolerance "
                 << settings_.tolerance << ")";
-      if (worst_correction_dof_ >= 0) {
-        const auto [rod, vertex] = model_.layout.dof_owner(worst_correction_dof_);
-        message << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
-        ctx.report.failed_rod = rod;
-        ctx.report.failed_vertex = vertex;
-      }
+      name_worst_correction(ctx, message);
       ctx.report.ok = false;
       ctx.report.failure = message.str();
       return false;
@@ -820,9 +818,41 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
       update_end_positions();
     }
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+    const bool was_converged = converged;
     converged = ctx.report.correction <= settings_.tolerance;
+    // A line search that took nothing leaves the iterate where it was: the next iteration
+    // would repeat it. So would more iterations at a converged iterate that still gains
+    // energy, beyond a few. Split at once instead.
+    const bool stuck = ctx.step_length == 0.0 && !converged;
+    if (stuck || (was_converged && ++energy_retries > kEnergyRetries)) {
+      std::ostringstream message;
+      if (stuck)
+        message << "Newton's line search found no decrease (correction " << ctx.report.correction
+                << " of the rod length, tolerance " << settings_.tolerance << ")";
+      else
+        message << "the step would raise the total energy by " << ctx.end_energies.total() - ctx.energy_start
+                << " J (allowance " << energy_allowance(ctx) << " J) after " << ctx.iteration + 1
+                << " Newton iterations";
+      name_worst_correction(ctx, message);
+      ctx.report.ok = false;
+      ctx.report.failure = message.str();
+      return false;
+    }
   }
   return energy_ok;
+}
+
+void ImplicitEuler::name_worst_correction(StepContext& ctx, std::ostringstream& message) const {
+  // Where the last Newton correction was largest; with none (a zero correction) the first
+  // free vertex, so that a failure always names a rod and vertex.
+  int dof = worst_correction_dof_;
+  for (int d = 0; dof < 0 && d < model_.layout.dof_count(); ++d)
+    if (model_.layout.free_index(d) >= 0) dof = d;
+  if (dof < 0) return;
+  const auto [rod, vertex] = model_.layout.dof_owner(dof);
+  message << " at rod '" << model_.rods[rod].name << "' vertex " << vertex;
+  ctx.report.failed_rod = rod;
+  ctx.report.failed_vertex = vertex;
 }
 
 void ImplicitEuler::finish_report(const State& state, StepContext& ctx) {
@@ -880,12 +910,10 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
   if (report.ok || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_) return report;
   const State saved = state;
   const double t1 = state.time + dt;
+  // The failed attempt's work counts too.
   StepReport total;
+  accumulate(total, report);
   total.substeps = 0;
-  total.newton_iterations = report.newton_iterations;
-  total.cg_iterations = report.cg_iterations;
-  total.assembly_seconds = report.assembly_seconds;
-  total.solve_seconds = report.solve_seconds;
   for (int half = 0; half < 2; ++half) {
     const StepReport part = step_or_split(state, 0.5 * dt, depth + 1, false);
     accumulate(total, part);

@@ -169,6 +169,7 @@ void banded_solve(const double* band, int n, int w, double* y, bool backward_onl
 }  // namespace
 
 void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const int* inner) {
+  factors_kept_ = false;
   size_ = n;
   diagonal_index_.assign(n, -1);
   for (int col = 0; col < n; ++col)
@@ -292,6 +293,8 @@ void RodBlockPreconditioner::declare_blocks_solved(const double* values, bool fa
   for (Block& block : factors_) block.factored = false;
   solved_in_place_ = true;
   solved_values_ = values;
+  // A solve() before the next factorize() forms them (apply_in_place), never uses none.
+  factorization_pending_ = true;
 }
 
 void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const int* inner,

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/scene_refusal.hpp"
 #include "bristle/io/json_parse.hpp"
 #include "bristle/scene/load_scene.hpp"
 #include "bristle/scene/suggest.hpp"
@@ -14,15 +15,7 @@ using namespace bristle;
 
 namespace {
 
-SceneError refusal(const std::string& text) {
-  try {
-    load_scene_from_string(text, "scene.json");
-  } catch (const SceneError& e) {
-    return e;
-  }
-  FAIL("the scene loaded, but it should have been refused");
-  return SceneError("", "", 0, "");
-}
+SceneError refusal(const std::string& text) { return test::scene_refusal(text); }
 
 // A small valid scene with `material` and `gravity` and `generator_to` substituted.
 std::string scene_with(const std::string& material, const std::string& gravity, const std::string& to = "[0.03, 0, 0]") {

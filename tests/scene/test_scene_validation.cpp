@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/scene_refusal.hpp"
 #include "bristle/scene/load_scene.hpp"
 #include "test_paths.hpp"
 
@@ -32,16 +33,7 @@ json valid_2d_scene() {
   })");
 }
 
-// Loads `text`; returns the SceneError it must throw.
-SceneError load_error(const std::string& text) {
-  try {
-    load_scene_from_string(text, "scene.json");
-  } catch (const SceneError& e) {
-    return e;
-  }
-  FAIL("the scene loaded, but it should have been refused");
-  return SceneError("", "", 0, "");
-}
+SceneError load_error(const std::string& text) { return test::scene_refusal(text); }
 
 struct Malformed {
   const char* what;

@@ -30,12 +30,14 @@
 /// Newton correction, J_start^-1 r(guess), with the first solve's own factors (one gradient
 /// pass and two triangular solves per rod); only if some vertex would move by more than
 /// `tolerance` times its rod's length do full Newton iterations follow, each tested by its own
-/// correction. A step whose Newton iterations do not converge, or that would raise the total
-/// energy of an undriven system by more than the tolerance, is taken again as two backward
-/// Euler steps of half the length (at most `max_step_splits` times in a row).
+/// correction (with stiffness damping Newton always iterates: K at the guess is not known). A
+/// step whose Newton iterations do not converge, or that would raise the total energy of an
+/// undriven system beyond the allowance (after a few more iterations for backward Euler, at
+/// once for BDF2), is taken again as two backward Euler steps of half the length (at most
+/// `max_step_splits` times in a row).
 ///
 /// `newton_iterations` n > 0 is the fixed-count solver of earlier versions (n = 1:
-/// Baraff-Witkin's single linearised solve, the contract's default): cheap, and off by up to
+/// Baraff-Witkin's single linearised solve, the contract's original default): cheap, and off by up to
 /// the strand's length on stiff hair (docs/physics.md, "What each solver costs").
 ///
 /// Fixed vertices are eliminated: their velocity is prescribed (the velocity stored in the
@@ -48,6 +50,8 @@
 /// can call on a prepared context. A step never throws and never exits; a failure is described
 /// in the report and leaves the state as it was.
 
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include <Eigen/IterativeLinearSolvers>
@@ -136,7 +140,9 @@ struct StepReport {
   bool converged = true;
   bool bdf2 = false;         ///< whether the (last sub)step was a BDF2 step
   double correction = 0.0;   ///< converged solver: the last correction, as a fraction of rod length
-  EnergyBreakdown energies; ///< at the end of the step (at the start, if it failed); zero without step_energies
+  /// At the end of the step (at the start, if it failed); zero without step_energies for the
+  /// fixed-count solver (the converged solver evaluates them anyway).
+  EnergyBreakdown energies;
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
   ContactReport contact;          ///< per-collider contact stats (empty without colliders)
@@ -228,8 +234,11 @@ class ImplicitEuler {
 
   /// The largest correction |h dv_i| / L_rod(i) over free DOFs: the convergence measure.
   double relative_correction(const StepContext& ctx, const VecX& dv_free) const;
-  /// The energy an undriven step may gain before test_energy refuses it [J].
-  double energy_allowance() const { return settings_.energy_tolerance * energy_scale_; }
+  /// The energy an undriven step may gain before test_energy refuses it [J]: energy_tolerance
+  /// times sum(m |g| L), or without gravity times the energy at the step's start.
+  double energy_allowance(const StepContext& ctx) const {
+    return settings_.energy_tolerance * (energy_scale_ > 0.0 ? energy_scale_ : std::abs(ctx.energy_start));
+  }
 
  private:
   using Solver = Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, RodBlockPreconditioner>;
@@ -243,6 +252,7 @@ class ImplicitEuler {
   bool run_fixed(StepContext& ctx);
   bool newton_iteration(StepContext& ctx);
   void finish_report(const State& state, StepContext& ctx);
+  void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
   HessianProjection system_projection() const;

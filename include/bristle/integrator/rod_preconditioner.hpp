@@ -33,6 +33,7 @@ class RodBlockPreconditioner {
     blocks_ = std::move(blocks);
     analyzed_n_ = -1;
     solved_in_place_ = false;
+    factors_kept_ = false;
     factorization_pending_ = false;
   }
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
@@ -66,7 +67,8 @@ class RodBlockPreconditioner {
     return *this;
   }
 
-  /// Solving block by block where each block is made, without keeping its factor. A caller
+  /// Solving block by block where each block is made, without keeping its factor (unless
+  /// asked: solve_block_in_place's keep_factor, for a later solve() with them). A caller
   /// that fills the matrix one rod at a time hands each rod's block over in band storage (the
   /// assembler's RodCallback), with the block's entries of a vector x, and gets
   /// x <- A_b^-1 x there, factored and solved while the band is in cache (the band is
