@@ -1,3 +1,6 @@
 list(APPEND BRISTLE_SOURCES
   src/energy/stretch.cpp
-  src/energy/bend.cpp)
+  src/energy/bend.cpp
+  src/energy/rod_frame.cpp
+  src/energy/material_bend.cpp
+  src/energy/twist.cpp)

@@ -1,0 +1,76 @@
+#pragma once
+/// Frame geometry of discrete elastic rods (Bergou et al., "Discrete Elastic Rods", SIGGRAPH
+/// 2008; "Discrete Viscous Threads", SIGGRAPH 2010): parallel transport, the curvature
+/// binormal, material directors and the reference twist, and the derivatives of a bend-twist
+/// stencil's curvature and twist that the bending and twisting energies share.
+/// Derivations: docs/physics.md, "Discrete elastic rods".
+///
+/// The bend-twist stencil of interior vertex i: vertices x_{i-1}, x_i, x_{i+1}, the twist
+/// angles theta_{i-1}, theta_i of its two edges, each edge's reference director (unit,
+/// perpendicular to the edge) and the reference twist between the two reference frames.
+/// Local DOF order (the global layout interleaves an edge's twist after its first vertex):
+///
+///   [x_{i-1} (3), theta_{i-1}, x_i (3), theta_i, x_{i+1} (3)]   (11 DOFs)
+///
+/// Derivatives are those of the energy as a function of the DOFs with each reference frame
+/// carried by parallel transport in time from where it is now: exact at the current
+/// reference frames, which the integrator transports to the current edges before it
+/// evaluates anything (integrator stage "transport frames").
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+using Vec11 = Vec<11>;
+using Mat11 = Mat<11, 11>;
+
+/// The minimal rotation taking unit vector `from` to unit vector `to`, applied to v
+/// (rotation about from x to; requires from . to > -1).
+Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v);
+
+/// The signed angle in (-pi, pi] from p to q about `axis` (p, q perpendicular to axis).
+double signed_angle(const Vec3& p, const Vec3& q, const Vec3& axis);
+
+/// Curvature binormal 2 t0 x t1 / (1 + t0 . t1) of two unit tangents; its length is
+/// 2 tan(phi / 2), phi the turning angle.
+Vec3 curvature_binormal(const Vec3& t0, const Vec3& t1);
+
+/// The reference twist of a vertex: the signed angle about t1 from the reference director
+/// d0 of edge i-1, parallel transported to edge i, to the reference director d1 of edge i;
+/// the representative nearest `previous` (the twist is continuous in time, not wrapped).
+double reference_twist(const Vec3& t0, const Vec3& t1, const Vec3& d0, const Vec3& d1, double previous);
+
+/// The material directors of an edge with tangent t, reference director d and twist angle
+/// theta: m1 = cos(theta) d + sin(theta) (t x d), m2 = t x m1.
+struct MaterialDirectors {
+  Vec3 m1, m2;
+};
+MaterialDirectors material_directors(const Vec3& tangent, const Vec3& reference, double theta);
+
+struct BendTwistStencil {
+  Vec3 x[3];               ///< x_{i-1}, x_i, x_{i+1} [m]
+  double theta[2];         ///< twist angles of edges i-1 and i [rad]
+  Vec3 reference[2];       ///< reference directors of edges i-1 and i (unit, perpendicular)
+  double reference_twist;  ///< [rad]
+};
+
+/// Material curvatures (kappa1, kappa2) = (1/2 kb . (m2^0 + m2^1), -1/2 kb . (m1^0 + m1^1)).
+Vec2 material_curvatures(const BendTwistStencil& s);
+/// Twist theta_i - theta_{i-1} + reference twist [rad].
+double stencil_twist(const BendTwistStencil& s);
+
+/// A scalar of the stencil with its gradient and Hessian over the 11 local DOFs.
+struct StencilScalar {
+  double value = 0.0;
+  Vec11 gradient = Vec11::Zero();
+  Mat11 hessian = Mat11::Zero();
+};
+
+/// kappa1 and kappa2 with their exact derivatives (Hessians only when asked for).
+void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian, StencilScalar& kappa1,
+                                    StencilScalar& kappa2);
+/// The twist with its exact derivatives, the reference twist's dependence on the edges
+/// included (Hessian only when asked for).
+StencilScalar twist_derivatives(const BendTwistStencil& s, bool want_hessian);
+
+}  // namespace bristle
