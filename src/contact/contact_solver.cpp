@@ -37,28 +37,21 @@ Vec3 tangential_part(const Eigen::MatrixXd& normals, const Vec3& vector) {
 
 ContactSolver::ContactSolver(const Model& model, ContactSettings settings)
     : model_(model), settings_(settings) {
-  const DofLayout& layout = model.layout;
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
-    for (int i = 0; i < model.rods[r].vertex_count(); ++i) {
-      vertex_rod_.push_back(r);
-      vertex_index_.push_back(i);
-      const int dof = layout.vertex_dof(r, i);
-      vertex_dof_.push_back(dof);
-      vertex_free_.push_back(layout.free_index(dof));
-      vertex_radius_.push_back(model.rods[r].material.radius);
-    }
-  slot_.assign(vertex_rod_.size(), -1);
-  released_.assign(vertex_rod_.size(), 0);
-  previous_state_.assign(vertex_rod_.size(), -1);
-  previous_slip_.assign(vertex_rod_.size(), Vec3::Zero());
-  previous_bound_.assign(vertex_rod_.size(), 0.0);
+    for (int i = 0; i < model.rods[r].vertex_count(); ++i) vertex_radius_.push_back(model.rods[r].material.radius);
+  const std::size_t vertices = vertex_radius_.size();
+  slot_.assign(vertices, -1);
+  released_.assign(vertices, 0);
+  previous_state_.assign(vertices, -1);
+  previous_slip_.assign(vertices, Vec3::Zero());
+  previous_bound_.assign(vertices, 0.0);
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
     for (int i = 0; i < model.rods[r].vertex_count(); ++i) vertex_mass_.push_back(model.rods[r].vertex_mass(i));
 }
 
 Vec3 ContactSolver::position(const VecX& x, int global_vertex) const {
   Vec3 p = Vec3::Zero();
-  p.head(model_.dimension) = x.segment(vertex_dof_[global_vertex], model_.dimension);
+  p.head(model_.dimension) = x.segment(model_.layout.vertex_dof(global_vertex), model_.dimension);
   return p;
 }
 
@@ -112,9 +105,10 @@ void ContactSolver::linearise(ColliderContact& contact, const Vec3& x_predicted,
 // whose gap drifted beyond gap_tolerance). Returns whether anything changed.
 bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all) {
   bool changed = false;
-  const int vertex_count = static_cast<int>(vertex_rod_.size());
+  const DofLayout& layout = model_.layout;
+  const int vertex_count = layout.vertex_count();
   for (int gv = 0; gv < vertex_count; ++gv) {
-    if (vertex_free_[gv] < 0) continue;  // prescribed: contact cannot act on it
+    if (layout.free_index(layout.vertex_dof(gv)) < 0) continue;  // prescribed: contact cannot act on it
     const Vec3 x = position(xp, gv);
     const double radius = vertex_radius_[gv];
     for (int c = 0; c < static_cast<int>(colliders_.size()); ++c) {
@@ -133,10 +127,10 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
       if (!(gap < add_below * radius)) continue;
       if (slot_[gv] < 0) {
         VertexContact vc;
-        vc.rod = vertex_rod_[gv];
-        vc.vertex = vertex_index_[gv];
-        vc.dof = vertex_dof_[gv];
-        vc.free = vertex_free_[gv];
+        vc.rod = layout.vertex_rod(gv);
+        vc.vertex = layout.vertex_in_rod(gv);
+        vc.dof = layout.vertex_dof(gv);
+        vc.free = layout.free_index(vc.dof);
         vc.radius = radius;
         // Warm start from how the vertex ended the last step: sticking, it starts sticking;
         // sliding, it starts sliding the same way with the same bound; a new contact starts
@@ -555,8 +549,8 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
       s.force += (cc.normal_impulse * cc.normal + share * vc.friction_impulse) / h;
     }
   }
-  for (int gv = 0; gv < static_cast<int>(vertex_rod_.size()); ++gv) {
-    if (vertex_free_[gv] < 0) continue;
+  for (int gv = 0; gv < model_.layout.vertex_count(); ++gv) {
+    if (model_.layout.free_index(model_.layout.vertex_dof(gv)) < 0) continue;
     const Vec3 x = position(x1, gv);
     for (const Collider& c : colliders_) {
       const double depth = vertex_radius_[gv] - collider_distance(c, x);

@@ -132,7 +132,6 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
 
   rod_stretch_.assign(1, 0);
   rod_bend_.assign(1, 0);
-  rod_dofs_.assign(1, 0);
   for (int r = 0; r < rods; ++r) {
     const Rod& rod = model.rods[r];
     for (int j = 0; j < rod.edge_count(); ++j)
@@ -143,8 +142,6 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
                        r, i, rod.rest_angles[i], rod.bend_stiffness(i)});
     rod_stretch_.push_back(static_cast<int>(stretch_.size()));
     rod_bend_.push_back(static_cast<int>(bend_.size()));
-    const int next = r + 1 < rods ? layout.vertex_dof(r + 1, 0) : layout.dof_count();
-    rod_dofs_.push_back(next);
   }
   rod_loads_.assign(rods + 1, 0);
   for (const PointLoad& load : model.loads) ++rod_loads_[load.rod + 1];
@@ -339,7 +336,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
   const bool want_product = w != nullptr && kw != nullptr;
   const bool want_hessian = want_matrix || want_product;
   const int band_width = rod_band_width_[rod];
-  const int dof_begin = rod_dofs_[rod], dof_end = rod_dofs_[rod + 1];
+  const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
   gradient.segment(dof_begin, dof_end - dof_begin) = -gravity_force_.segment(dof_begin, dof_end - dof_begin);
   if (want_product) kw->segment(dof_begin, dof_end - dof_begin).setZero();
   if (want_matrix) std::fill(band, band + band_length(rod_free_[rod + 1] - rod_free_[rod], band_width), 0.0);
@@ -406,7 +403,7 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, HessianP
 void SystemAssembler::add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal) {
   const int first = rod_free_[rod], w = rod_band_width_[rod];
   if (matrix_diagonal != nullptr) {
-    const int dof_begin = rod_dofs_[rod], dof_end = rod_dofs_[rod + 1];
+    const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
     for (int dof = dof_begin; dof < dof_end; ++dof) {
       const int f = model_.layout.free_index(dof);
       if (f >= 0) band[band_index(f - first, f - first, w)] += (*matrix_diagonal)[dof];

@@ -308,7 +308,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   }
   const int* diagonal = assembler_.diagonal_slots().data();
   const SystemAssembler::RodCallback build_rod = [&](int rod, const BandView& block) {
-    const auto [begin, end] = assembler_.rod_dofs(rod);
+    const auto [begin, end] = layout.rod_dof_range(rod);
     build_dofs(begin, end);
     const auto [free_begin, free_end] = layout.rod_free_range(rod);
     for (int f = free_begin; f < free_end; ++f) ctx.guess[f] = ctx.rhs_free[f];

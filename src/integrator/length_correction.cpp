@@ -20,18 +20,14 @@ constexpr double kSingularPivot = 1e-12;
 LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
   const DofLayout& layout = model.layout;
   const int rods = static_cast<int>(model.rods.size());
-  rod_first_vertex_.assign(rods + 1, 0);
-  for (int r = 0; r < rods; ++r) rod_first_vertex_[r + 1] = rod_first_vertex_[r] + model.rods[r].vertex_count();
-  vertex_dof_.resize(layout.vertex_count());
   inverse_mass_.resize(layout.vertex_count());
   for (int r = 0; r < rods; ++r) {
     const Rod& rod = model.rods[r];
     const int n = rod.vertex_count();
     std::vector<char> fixed(n);
     for (int i = 0; i < n; ++i) {
-      const int g = rod_first_vertex_[r] + i;
-      vertex_dof_[g] = layout.vertex_dof(g);
-      fixed[i] = layout.free_index(vertex_dof_[g]) < 0;
+      const int g = layout.global_vertex(r, i);
+      fixed[i] = layout.free_index(layout.vertex_dof(g)) < 0;
       inverse_mass_[g] = fixed[i] ? 0.0 : 1.0 / rod.vertex_mass(i);
     }
     // A run of free vertices with a fixed vertex at both ends is not corrected (its inverse
@@ -45,7 +41,7 @@ LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
       int b = a;
       while (b + 1 < n && !fixed[b + 1]) ++b;
       if (a > 0 && b + 1 < n)
-        for (int i = a; i <= b; ++i) inverse_mass_[rod_first_vertex_[r] + i] = 0.0;
+        for (int i = a; i <= b; ++i) inverse_mass_[layout.global_vertex(r, i)] = 0.0;
       a = b + 1;
     }
   }
@@ -53,8 +49,10 @@ LengthCorrection::LengthCorrection(const Model& model) : model_(model) {
 
 template <int D>
 int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vector<double>& s) const {
-  const int first = rod_first_vertex_[rod];
-  const int edges = rod_first_vertex_[rod + 1] - first - 1;
+  const DofLayout& layout = model_.layout;
+  // Plain ints, not a structured binding: the lambdas below capture them (C++17).
+  const int first = layout.rod_vertex_range(rod).first;
+  const int edges = layout.rod_vertex_range(rod).second - first - 1;
   const double* inverse_mass = inverse_mass_.data() + first;
   s.resize((6 + D) * static_cast<std::size_t>(edges) + D * static_cast<std::size_t>(edges + 1));
   double* target2 = s.data();               // L_j^2
@@ -65,7 +63,7 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
   double* edge_weight = lambda + edges;     // w_j + w_{j+1}; 0 for an edge that cannot move
   double* edge = edge_weight + edges;       // e_j, D values each
   double* original = edge + D * edges;      // the rod's vertices as the solve left them
-  auto vertex = [&](int i) { return x.template segment<D>(vertex_dof_[first + i]); };
+  auto vertex = [&](int i) { return x.template segment<D>(layout.vertex_dof(first + i)); };
   for (int i = 0; i <= edges; ++i) Eigen::Map<Vec<D>>(original + D * i) = vertex(i);
   auto edge_at = [&](int j) { return Eigen::Map<Vec<D>>(edge + D * j); };
   // C_j = |e_j|^2 - L_j^2 (in lambda until the solve), e_j in `edge`; whether a movable
@@ -78,8 +76,8 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
     lambda[j] = violation;
   };
   for (int j = 0; j < edges; ++j) {
-    const Vec<D> e_lin = x_lin.template segment<D>(vertex_dof_[first + j + 1]) -
-                         x_lin.template segment<D>(vertex_dof_[first + j]);
+    const Vec<D> e_lin = x_lin.template segment<D>(layout.vertex_dof(first + j + 1)) -
+                         x_lin.template segment<D>(layout.vertex_dof(first + j));
     const Vec<D> e = vertex(j + 1) - vertex(j);
     const double target = e_lin.dot(e) / e_lin.norm();
     // An edge the solve turned by more than a right angle has no sensible linearised length.
@@ -124,7 +122,7 @@ int LengthCorrection::correct_rod(int rod, const VecX& x_lin, VecX& x, std::vect
         Vec<D> move = Vec<D>::Zero();
         if (i < edges) move += lambda_i * edge_at(i);
         if (i > 0) move -= lambda_previous * edge_at(i - 1);
-        x.template segment<D>(vertex_dof_[first + i]) += (2.0 * inverse_mass[i]) * move;
+        x.template segment<D>(layout.vertex_dof(first + i)) += (2.0 * inverse_mass[i]) * move;
       }
       if (i > 0) set_violation(i - 1, vertex(i) - vertex(i - 1));
       lambda_previous = lambda_i;

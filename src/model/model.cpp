@@ -13,10 +13,13 @@ Vec3 PointLoad::force_at(double time) const {
 DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(dimension) {
   int vertex = 0;
   for (const Rod& rod : rods) {
+    const int rod_index = static_cast<int>(rod_first_vertex_.size());
     rod_first_vertex_.push_back(vertex);
+    rod_first_dof_.push_back(dof_count_);
     const int free_begin = free_dof_count_;
     for (int i = 0; i < rod.vertex_count(); ++i, ++vertex) {
       vertex_dof_.push_back(dof_count_);
+      vertex_rod_.push_back(rod_index);
       const bool fixed = rod.is_fixed(i);
       for (int k = 0; k < dimension; ++k) {
         free_index_.push_back(fixed ? -1 : free_dof_count_++);
@@ -25,6 +28,8 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
     }
     rod_free_range_.emplace_back(free_begin, free_dof_count_);
   }
+  rod_first_vertex_.push_back(vertex);
+  rod_first_dof_.push_back(dof_count_);
 }
 
 // Found by binary search (DOFs, vertices and rods are numbered in the same order) rather than

@@ -162,8 +162,7 @@ class ContactSolver {
   const Model& model_;
   ContactSettings settings_;
   std::vector<Collider> colliders_;  // this step's poses (boxes made infinite along z in 2D)
-  // Per global vertex: rod, index in rod, first DOF, first free index (-1 when fixed), radius.
-  std::vector<int> vertex_rod_, vertex_index_, vertex_dof_, vertex_free_;
+  // Per global vertex (indices come from model_.layout): radius and mass.
   std::vector<double> vertex_radius_, vertex_mass_;
 
   std::vector<VertexContact> contacts_;

@@ -90,9 +90,6 @@ class SystemAssembler {
                 EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {},
                 const VecX* matrix_diagonal = nullptr);
 
-  /// [begin, end) of rod r's DOFs (all of them, fixed ones included).
-  std::pair<int, int> rod_dofs(int rod) const { return {rod_dofs_[rod], rod_dofs_[rod + 1]}; }
-
   /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
   void set_threads(int threads);
   int threads() const { return threads_; }
@@ -126,9 +123,9 @@ class SystemAssembler {
   VecX gravity_force_;  // m_i g per DOF
   std::vector<StretchElement> stretch_;
   std::vector<BendElement> bend_;
-  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_, and DOFs
-  // [rod_dofs_[r], rod_dofs_[r + 1]).
-  std::vector<int> rod_stretch_, rod_bend_, rod_dofs_;
+  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_ (its DOFs:
+  // model_.layout.rod_dof_range(r)).
+  std::vector<int> rod_stretch_, rod_bend_;
   // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
   std::vector<int> rod_loads_, loads_by_rod_;
   // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).

@@ -54,8 +54,6 @@ class LengthCorrection {
 
   const Model& model_;
   int threads_ = 1;
-  std::vector<int> rod_first_vertex_;    // rod r's vertices are [first[r], first[r + 1])
-  std::vector<int> vertex_dof_;          // first DOF of each global vertex
   std::vector<double> inverse_mass_;     // per global vertex; 0 for fixed vertices
 };
 

@@ -4,8 +4,9 @@
 ///
 /// DOF layout. Every rod owns a contiguous run of DOFs: D per vertex (D = dimension), vertex
 /// after vertex. Nothing outside DofLayout assumes that a DOF index is D * vertex: code asks
-/// `vertex_dof(rod, i)`, so edge twist DOFs (full discrete elastic rods) can later be appended
-/// to each rod's run without touching the energies or the assembly.
+/// `vertex_dof(rod, i)`, `rod_dof_range(rod)` and `rod_vertex_range(rod)`, so edge twist DOFs
+/// (full discrete elastic rods) can later be interleaved in each rod's run without touching
+/// the energies or the assembly. DofLayout is the one owner of these index tables.
 ///
 /// Fixed vertices are eliminated from the linear system: the "free" numbering skips their
 /// DOFs, and each rod's free DOFs stay contiguous, which is what the per-rod preconditioner
@@ -41,8 +42,17 @@ class DofLayout {
   int free_dof_count() const { return free_dof_count_; }
   int vertex_count() const { return static_cast<int>(vertex_dof_.size()); }
 
+  int rod_count() const { return static_cast<int>(rod_free_range_.size()); }
   /// Global index of a rod's vertex (rods' vertices numbered one after another).
   int global_vertex(int rod, int vertex) const { return rod_first_vertex_[rod] + vertex; }
+  /// [begin, end) of a rod's vertices in the global numbering.
+  std::pair<int, int> rod_vertex_range(int rod) const { return {rod_first_vertex_[rod], rod_first_vertex_[rod + 1]}; }
+  /// [begin, end) of a rod's DOFs, fixed ones included.
+  std::pair<int, int> rod_dof_range(int rod) const { return {rod_first_dof_[rod], rod_first_dof_[rod + 1]}; }
+  /// The rod a global vertex belongs to.
+  int vertex_rod(int global_vertex) const { return vertex_rod_[global_vertex]; }
+  /// A global vertex's index within its rod.
+  int vertex_in_rod(int global_vertex) const { return global_vertex - rod_first_vertex_[vertex_rod_[global_vertex]]; }
   /// First DOF of a vertex, by global vertex index.
   int vertex_dof(int global_vertex) const { return vertex_dof_[global_vertex]; }
   int vertex_dof(int rod, int vertex) const { return vertex_dof_[global_vertex(rod, vertex)]; }
@@ -58,7 +68,11 @@ class DofLayout {
   int dimension_ = 3;
   int dof_count_ = 0;
   int free_dof_count_ = 0;
-  std::vector<int> rod_first_vertex_;
+  // The only per-rod and per-vertex index tables of the model: the assembler, the contact
+  // solver, the length correction and the preconditioner all ask the layout.
+  std::vector<int> rod_first_vertex_;  // rod_count() + 1 entries
+  std::vector<int> rod_first_dof_;     // rod_count() + 1 entries
+  std::vector<int> vertex_rod_;
   std::vector<int> vertex_dof_;
   std::vector<int> free_index_;
   std::vector<std::pair<int, int>> rod_free_range_;
