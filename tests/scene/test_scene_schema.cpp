@@ -71,8 +71,6 @@ std::vector<std::string> schema_errors(const nlohmann::json& document) {
   return errors;
 }
 
-bool schema_accepts(const nlohmann::json& document) { return schema_errors(document).empty(); }
-
 // The loader's verdict: "" when it accepts, its message when it refuses.
 std::string loader_refusal(const std::string& text, const std::string& label) {
   try {
