@@ -275,7 +275,10 @@ const char* const kScene2d = R"({
       "generator": { "type": "brush", "layout": { "type": "grid", "columns": 3, "spacing": 0.0005 },
                      "root": [0, 0], "direction": [0, 1], "length": 0.01, "segments": 4 } },
     { "name": "arm", "material": "nylon", "vertices": [[0, 0.1], [0.01, 0.1], [0.02, 0.1]],
-      "fixed": [0], "pose": { "target": [0.015, 0.11], "bend": 1 } }
+      "fixed": [0], "pose": { "target": [0.015, 0.11], "bend": 1 } },
+    { "name": "limb", "material": "nylon", "fixed": [0],
+      "generator": { "type": "straight", "from": [0, 0.2], "to": [0.04, 0.2], "segments": 2 },
+      "pose": { "target": [0.03, 0.22], "bend": -1 } }
   ],
   "colliders": [ { "type": "box", "center": [0.05, 0], "half_extents": [0.01, 0.01], "rotation": { "angle": 0.5 } } ],
   "handles": [ { "name": "ferrule", "rods": ["tuft"],
@@ -340,6 +343,8 @@ const Edit kEdits3d[] = {
     {"/rods/1/pose/normal", "[0, 0, 0]", false},
     {"/rods/1/pose/target", "[0.015, 0.11]", false},
     {"/rods/1/vertices/2", "[0.02, 0.1]", false},
+    {"/rods/1/vertices/3", "[0.03, 0.1, 0]", false},
+    {"/rods/0/pose", "{\"target\": [0, 0.01, 0], \"normal\": [0, 0, 1]}", false},
     {"/loads/0/vertex", "-1", false},
     {"/loads/0/ramp", "0", true},
     {"/loads/0/force", "[0, -0.001]", false},
@@ -383,6 +388,8 @@ const Edit kEdits2d[] = {
     {"/rods/1/pose/bend", "-1", true},
     {"/rods/1/pose/bend", "0", false},
     {"/rods/1/pose/normal", "[0, 0, 1]", false},
+    {"/rods/2/pose/target", "[0.04, 0.21]", true},
+    {"/rods/2/generator/segments", "3", false},
     {"/rods/1/vertices/0", "[0, 0.1, 0]", false},
     {"/colliders/0/rotation/axis", "[0, 0, 1]", false},
     {"/colliders/0/half_extents", "[0.01, 0.01, 0.01]", false},
@@ -405,8 +412,9 @@ void check_edits(const char* base_text, const Edit* begin, const Edit* end) {
       scene[pointer] = nlohmann::json::parse(edit->value);
     else
       scene[pointer.parent_pointer()].erase(pointer.back());
-    CAPTURE(edit->pointer);
-    CAPTURE((edit->value ? edit->value : "(removed)"));
+    const std::string where = edit->pointer, what = edit->value ? edit->value : "(removed)";
+    CAPTURE(where);
+    CAPTURE(what);
     const std::string refusal = loader_refusal(scene.dump(), "edited.json");
     CHECK_MESSAGE(refusal.empty() == edit->valid, "loader: " << (refusal.empty() ? "accepts" : refusal));
     const std::vector<std::string> errors = schema_errors(scene);
