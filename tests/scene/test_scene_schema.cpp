@@ -24,6 +24,7 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
+#include "bristle/scene/limits.hpp"
 #include "bristle/scene/load_scene.hpp"
 #include "bristle/scene/scene_error.hpp"
 #include "test_paths.hpp"
@@ -136,6 +137,24 @@ TEST_CASE("schema: the shipped schema parses as a draft-07 schema") {
   CHECK(document["$schema"] == "http://json-schema.org/draft-07/schema#");
   CHECK(document["properties"]["format"]["const"] == "bristle-scene/1");
   CHECK_NOTHROW(scene_schema());
+}
+
+TEST_CASE("schema: its bounds on counts are those of limits.hpp") {
+  const nlohmann::json schema = nlohmann::json::parse(read_text(source_path("scenes/bristle-scene.schema.json")));
+  const nlohmann::json& solver = schema["properties"]["solver"]["properties"];
+  const nlohmann::json& definitions = schema["definitions"];
+  CHECK(solver["cg_max_iterations"]["maximum"] == kMaxCgIterations);
+  CHECK(solver["newton_iterations"]["anyOf"][1]["maximum"] == kMaxNewtonIterations);
+  CHECK(solver["max_newton_iterations"]["maximum"] == kMaxNewtonIterations);
+  CHECK(solver["threads"]["maximum"] == kMaxThreads);
+  CHECK(definitions["rod"]["properties"]["vertices"]["maxItems"] == kMaxSceneVertices);
+  const nlohmann::json& straight = definitions["generator"]["allOf"][0]["then"]["properties"];
+  const nlohmann::json& brush = definitions["generator"]["allOf"][1]["then"]["properties"];
+  CHECK(straight["segments"]["maximum"] == kMaxGeneratedSegments);
+  CHECK(brush["segments"]["maximum"] == kMaxGeneratedSegments);
+  const nlohmann::json& grid = definitions["brush_layout"]["allOf"][0]["then"]["properties"];
+  CHECK(grid["rows"]["maximum"] == kMaxBrushBristles);
+  CHECK(grid["columns"]["maximum"] == kMaxBrushBristles);
 }
 
 TEST_CASE("schema: every bundled, validation and fuzz-seed scene is valid under the schema") {
