@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
   libcairo2-dev   # PNG rendering (bristle render)
+  libvalijson-dev # JSON Schema validation of the scenes in the tests (tests/scene/test_scene_schema.cpp)
   ffmpeg          # video assembly (bristle render --video)
   # Fuzzing (tools/fuzz.sh, docs/fuzzing.md): libFuzzer and the sanitizer runtimes ship in
   # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer

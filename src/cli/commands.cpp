@@ -29,6 +29,9 @@ Command make_verify_command();
 #ifdef BRISTLE_CLI_HAS_BENCH
 Command make_bench_command();
 #endif
+#ifdef BRISTLE_CLI_HAS_SCHEMA
+Command make_schema_command();
+#endif
 
 namespace {
 
@@ -62,6 +65,9 @@ std::vector<Command> build_table() {
 #endif
 #ifdef BRISTLE_CLI_HAS_BENCH
   table.push_back(make_bench_command());
+#endif
+#ifdef BRISTLE_CLI_HAS_SCHEMA
+  table.push_back(make_schema_command());
 #endif
   // `help` lists the table, so it is added last and reads the table through command_table().
   Command help;

@@ -25,9 +25,11 @@ namespace {
 
 constexpr const char* kFormat = "bristle-scene/1";
 
+// "$schema" names the JSON Schema an editor checks the file against
+// (scenes/bristle-scene.schema.json, docs/scene-format.md "JSON Schema"); Bristle ignores it.
 const std::vector<std::string> kSceneKeys = {"format",  "name",   "dimension", "time",
                                              "gravity", "damping", "solver",   "materials",
-                                             "rods",    "loads",   "colliders", "render",  "handles"};
+                                             "rods",    "loads",   "colliders", "render",  "handles", "$schema"};
 
 // Parses with the nesting limit of io/json_parse.hpp, before anything walks the document
 // recursively. A syntax error is reported at its line and column; a value too deep or a
@@ -82,6 +84,9 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   Model& model = scene.model;
   nlohmann::json& out = scene.expanded;
   out["format"] = kFormat;
+  // Only its type is checked; it is editor metadata, not part of the model, so the expanded
+  // scene (and every manifest) leaves it out.
+  if (const auto schema = root.find("$schema")) schema->string();
 
   scene.name = root.has("name") ? root.require("name").string() : default_name;
   out["name"] = scene.name;

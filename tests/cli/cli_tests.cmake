@@ -106,6 +106,8 @@ bristle_cli_exit_test(run_scene_missing 2 "run|${_cli_work}/no-such-scene.json|-
 bristle_cli_exit_test(run_nonempty_output 2 "run|${_scenes}/rod_3d_straight.json|-o|${_cli_work}/exit/busy"
                       "-DSETUP_NONEMPTY=${_cli_work}/exit/busy" "-DSTDERR_MATCHES=--force")
 bristle_cli_exit_test(validate_ok 0 "validate|${_scenes}/demo.json" "-DSTDOUT_MATCHES=valid")
+bristle_cli_exit_test(schema 0 "schema" "-DSTDOUT_MATCHES=json-schema.org/draft-07/schema")
+bristle_cli_exit_test(schema_extra_argument 2 "schema|scene.json")
 bristle_cli_exit_test(validate_malformed 2 "validate|${_cli_dir}/malformed/10_density_negative.json"
                       "-DSTDERR_MATCHES=/materials/nylon/density")
 bristle_cli_exit_test(validate_two_scenes 2 "validate|a.json|b.json")

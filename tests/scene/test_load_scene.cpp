@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "bristle/scene/load_scene.hpp"
+#include "bristle/scene/scene_error.hpp"
+#include "support/scene_refusal.hpp"
 #include "test_paths.hpp"
 
 using namespace bristle;
@@ -316,4 +318,35 @@ TEST_CASE("scene: the complete scenes in docs/scene-format.md load") {
     }
   }
   CHECK(loaded >= 2);  // the minimal and the full example
+}
+
+TEST_CASE("scene: a top-level \"$schema\" string is accepted for editors and left out of the expanded scene") {
+  const std::string body = R"(
+    "time": { "dt": 0.01, "duration": 1 },
+    "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 },
+                "vertices": [[0, 0, 0], [1, 0, 0]] } ] })";
+  const Scene plain = load_scene_from_string(R"({ "format": "bristle-scene/1",)" + body, "scene.json");
+  const Scene with_schema = load_scene_from_string(
+      R"({ "$schema": "../scenes/bristle-scene.schema.json", "format": "bristle-scene/1",)" + body, "scene.json");
+  CHECK(!with_schema.expanded.contains("$schema"));
+  CHECK(with_schema.expanded == plain.expanded);  // the manifest does not change
+
+  SUBCASE("it must be a string") {
+    const SceneError e =
+        test::scene_refusal(R"({ "$schema": 7, "format": "bristle-scene/1",)" + body);
+    CHECK(e.pointer() == "/$schema");
+    CHECK(e.message().find("expected a string") == 0);
+  }
+  SUBCASE("only at the top level") {
+    const SceneError e = test::scene_refusal(R"({ "format": "bristle-scene/1",
+      "time": { "$schema": "x", "dt": 0.01, "duration": 1 },
+      "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 },
+                  "vertices": [[0, 0, 0], [1, 0, 0]] } ] })");
+    CHECK(e.pointer() == "/time/$schema");
+  }
+  SUBCASE("a key missing its dollar is suggested the right spelling") {
+    const SceneError e = test::scene_refusal(R"({ "schema": "x", "format": "bristle-scene/1",)" + body);
+    CHECK(e.pointer() == "/schema");
+    CHECK(e.message().find("did you mean \"$schema\"?") != std::string::npos);
+  }
 }
