@@ -13,6 +13,9 @@ packages=(
   # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer
   # stacks) in llvm; the scene generator is a Python 3 script.
   clang libclang-rt-14-dev libomp-dev llvm python3
+  # VTK's Python reader, which a test uses to read `bristle export --format vtk` files back
+  # (tests/export/check_vtk_export.py, docs/export.md).
+  python3-vtk9
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,10 +1,12 @@
 /// bristle export OUT --format obj|vtk|usd -o PATH [--force] [--quiet]
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <ostream>
 
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
+#include "bristle/export/export_colliders.hpp"
 #include "bristle/export/export_error.hpp"
 #include "bristle/export/export_sequence.hpp"
 #include "bristle/export/usd.hpp"
@@ -18,13 +20,16 @@ const char* const kUsage =
     "usage: bristle export OUT --format obj|vtk|usd -o PATH [--force] [--quiet]\n"
     "\n"
     "Writes the frames of the output folder OUT in a format other tools read (docs/export.md):\n"
-    "  obj  PATH/<name>_NNNNNN.obj, one per frame: each rod an object with one polyline\n"
-    "       (Wavefront OBJ `o`, `v`, `l`; Blender, MeshLab, ...)\n"
-    "  vtk  PATH/<name>_NNNNNN.vtk (legacy POLYDATA) and PATH/<name>_NNNNNN.vtp (XML PolyData)\n"
-    "       per frame, with per-vertex radius and velocity and a per-rod rod_id, and\n"
-    "       PATH/<name>.pvd, the time series of the .vtp files (ParaView: open the .pvd)\n"
+    "  obj  PATH/<name>_NNNNNN.obj, one per frame: each rod an object of two-vertex lines\n"
+    "       (`l i i+1`, which Blender's importer keeps whole), each collider an object of\n"
+    "       triangles at the frame's pose (Blender, MeshLab, ...)\n"
+    "  vtk  PATH/<name>_NNNNNN.vtp per frame: binary XML PolyData (appended raw), the rods as\n"
+    "       polylines with per-vertex radius and velocity and a per-rod rod_id; the colliders\n"
+    "       as triangles in PATH/<name>_colliders.vtp (PATH/<name>_colliders_NNNNNN.vtp per\n"
+    "       frame when a handle moves one); PATH/<name>.pvd, the time series (ParaView: open it)\n"
     "  usd  one USD ASCII layer: a BasisCurves prim with time-sampled points and widths, time\n"
-    "       code k = frame k (Houdini, Blender, usdview); PATH is the file when it ends in\n"
+    "       code k = frame k, and a prim per collider (Sphere, Capsule, Cube, Mesh) whose\n"
+    "       transform follows its handle (Houdini, usdview); PATH is the file when it ends in\n"
     "       .usda or .usd, else a folder that gets PATH/<name>.usda\n"
     "<name> is the scene's name with characters other than letters, digits, '.', '_' and '-'\n"
     "replaced by '_', cut to 100 characters. Every frame is read and checked before the first\n"
@@ -78,8 +83,12 @@ int export_output(const std::vector<std::string>& args, CommandContext& context)
                 << "\"); exporting the " << frames << " frames it holds\n";
 
   // Every frame is read (and refused if damaged, exit 2) before anything is written: an export
-  // that stopped at a bad frame 5 would leave frames 0-4 behind.
-  for (int k = 0; k < frames; ++k) folder.frame(k);
+  // that stopped at a bad frame 5 would leave frames 0-4 behind. The same pass finds the box
+  // the rods occupy, which sizes the square an infinite plane collider is exported as.
+  Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
+  for (int k = 0; k < frames; ++k) extend_rod_box(folder.frame(k), lo, hi);
+  ExportColliders colliders = export_colliders(manifest.scene, folder.dir() + "/manifest.json");
+  fit_planes(colliders, lo, hi);
 
   const bool single_file = format == ExportFormat::Usd && names_a_usd_file(*path);
   std::error_code error;
@@ -114,12 +123,12 @@ int export_output(const std::vector<std::string>& args, CommandContext& context)
     std::vector<std::string> written;
     const auto load = [&folder](int k) { return folder.frame(k); };
     if (single_file) {
-      UsdaWriter writer(*path, manifest, frames);
+      UsdaWriter writer(*path, manifest, frames, colliders);
       for (int k = 0; k < frames; ++k) writer.add_frame(folder.frame(k));
       writer.finish();
       written.push_back(*path);
     } else {
-      written = export_frames(manifest, frames, load, format, *path);
+      written = export_frames(manifest, frames, load, format, *path, colliders);
     }
     if (!parsed.has("--quiet")) {
       context.out << "exported: " << frames << " frame" << (frames == 1 ? "" : "s") << " as " << *format_name

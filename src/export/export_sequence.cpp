@@ -42,7 +42,7 @@ std::string export_stem(const Manifest& manifest) {
 
 std::vector<std::string> export_frames(const Manifest& manifest, int frame_count,
                                        const std::function<Frame(int)>& load, ExportFormat format,
-                                       const std::string& out_dir,
+                                       const std::string& out_dir, const ExportColliders& colliders,
                                        const std::function<void(int)>& progress) {
   const std::string stem = export_stem(manifest);
   const std::string dir = out_dir.empty() ? "." : out_dir;
@@ -51,20 +51,32 @@ std::vector<std::string> export_frames(const Manifest& manifest, int frame_count
     case ExportFormat::Obj:
       for (int k = 0; k < frame_count; ++k) {
         written.push_back(dir + "/" + numbered(stem, k, ".obj"));
-        write_obj(manifest, load(k), written.back());
+        write_obj(manifest, load(k), colliders, written.back());
         if (progress) progress(k);
       }
       break;
     case ExportFormat::Vtk: {
       std::vector<PvdEntry> entries;
+      // Colliders that never move are written once and listed at every time.
+      const std::string still = stem + "_colliders.vtp";
+      if (!colliders.empty() && !colliders.any_moves()) {
+        written.push_back(dir + "/" + still);
+        write_colliders_vtp(colliders, 0.0, written.back());
+      }
       for (int k = 0; k < frame_count; ++k) {
         const Frame frame = load(k);
-        written.push_back(dir + "/" + numbered(stem, k, ".vtk"));
-        write_vtk_legacy(manifest, frame, written.back());
         const std::string vtp = numbered(stem, k, ".vtp");
         written.push_back(dir + "/" + vtp);
         write_vtp(manifest, frame, written.back());
-        entries.push_back(PvdEntry{frame.time, vtp});
+        entries.push_back(PvdEntry{frame.time, 0, vtp});
+        if (colliders.any_moves()) {
+          const std::string moved = numbered(stem + "_colliders", k, ".vtp");
+          written.push_back(dir + "/" + moved);
+          write_colliders_vtp(colliders, frame.time, written.back());
+          entries.push_back(PvdEntry{frame.time, 1, moved});
+        } else if (!colliders.empty()) {
+          entries.push_back(PvdEntry{frame.time, 1, still});
+        }
         if (progress) progress(k);
       }
       written.push_back(dir + "/" + stem + ".pvd");
@@ -73,7 +85,7 @@ std::vector<std::string> export_frames(const Manifest& manifest, int frame_count
     }
     case ExportFormat::Usd: {
       written.push_back(dir + "/" + stem + ".usda");
-      UsdaWriter writer(written.back(), manifest, frame_count);
+      UsdaWriter writer(written.back(), manifest, frame_count, colliders);
       for (int k = 0; k < frame_count; ++k) {
         writer.add_frame(load(k));
         if (progress) progress(k);

@@ -6,8 +6,10 @@
 #include <ostream>
 #include <sstream>
 
+#include "bristle/export/collider_mesh.hpp"
 #include "bristle/export/export_error.hpp"
 #include "bristle/render/color.hpp"
+#include "bristle/render/render_options.hpp"
 #include "bristle/render/render_error.hpp"
 #include "bristle/render/scene_render.hpp"
 #include "check_frame.hpp"
@@ -48,6 +50,98 @@ void put_float3(std::ostream& out, const Vec3& v) {
 
 constexpr const char* kIndent2 = "        ";
 constexpr const char* kIndent3 = "            ";
+constexpr const char* kIndent4 = "                ";
+
+// A matrix4d as USD writes it: row vectors, so the map x -> A x + t (column vectors, as
+// Bristle writes it) is the matrix with rows (A^T, 0) and (t, 1).
+void put_matrix(std::ostream& out, const Mat3& a, const Vec3& t) {
+  out << "( ";
+  for (int i = 0; i < 4; ++i) {
+    out << (i ? ", (" : "(");
+    for (int j = 0; j < 3; ++j) {
+      put(out, i < 3 ? a(j, i) : t[j]);
+      out << ", ";
+    }
+    out << (i < 3 ? "0)" : "1)");
+  }
+  out << " )";
+}
+
+// What a collider prim is: its USD type and the linear part its own geometry adds to the
+// placement (a box's cube of size 2 is scaled by the half extents).
+struct ColliderPrim {
+  const char* type;
+  Mat3 scale = Mat3::Identity();
+};
+
+// A box with a zero half extent (a 2D box) would need a singular scale: it is a mesh instead.
+ColliderPrim collider_prim(const Collider& c) {
+  switch (c.type) {
+    case ColliderType::Sphere: return {"Sphere"};
+    case ColliderType::Capsule: return {"Capsule"};
+    case ColliderType::Box:
+      if ((c.half_extents.array() > 0.0).all()) return {"Cube", Mat3(c.half_extents.asDiagonal())};
+      return {"Mesh"};
+    case ColliderType::Plane: return {"Mesh"};
+  }
+  return {"Mesh"};
+}
+
+void put_extent(std::ostream& out, const Vec3& lo, const Vec3& hi) {
+  out << kIndent3 << "float3[] extent = [";
+  put_float3(out, lo);
+  out << ", ";
+  put_float3(out, hi);
+  out << "]\n";
+}
+
+// The prim's own attributes, in its local frame (export/collider_mesh.hpp).
+void put_collider_shape(std::ostream& out, const Collider& c, const ExportColliders& colliders,
+                        const ColliderPrim& prim) {
+  const std::string type = prim.type;
+  if (type == "Sphere") {
+    out << kIndent3 << "double radius = ";
+    put(out, c.radius);
+    out << "\n";
+    put_extent(out, Vec3::Constant(-c.radius), Vec3::Constant(c.radius));
+  } else if (type == "Capsule") {
+    const double h = (c.b - c.a).norm();
+    out << kIndent3 << "uniform token axis = \"Z\"\n" << kIndent3 << "double height = ";
+    put(out, h);
+    out << "\n" << kIndent3 << "double radius = ";
+    put(out, c.radius);
+    out << "\n";
+    put_extent(out, Vec3(-c.radius, -c.radius, -0.5 * h - c.radius), Vec3(c.radius, c.radius, 0.5 * h + c.radius));
+  } else if (type == "Cube") {
+    out << kIndent3 << "double size = 2\n";
+    put_extent(out, Vec3::Constant(-1.0), Vec3::Constant(1.0));
+  } else {
+    const TriangleMesh mesh = collider_local_mesh(c, colliders);
+    // A plane is one square: one quad reads better in a viewport than its two triangles.
+    const bool quad = c.type == ColliderType::Plane;
+    out << kIndent3 << "uniform bool doubleSided = 1\n";
+    out << kIndent3 << "int[] faceVertexCounts = [";
+    const std::size_t faces = quad ? 1 : mesh.triangles.size();
+    for (std::size_t f = 0; f < faces; ++f) out << (f ? ", " : "") << (quad ? 4 : 3);
+    out << "]\n" << kIndent3 << "int[] faceVertexIndices = [";
+    if (quad) {
+      out << "0, 1, 2, 3";
+    } else {
+      for (std::size_t f = 0; f < faces; ++f)
+        for (int k = 0; k < 3; ++k) out << (f || k ? ", " : "") << mesh.triangles[f][k];
+    }
+    out << "]\n" << kIndent3 << "point3f[] points = [";
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+    for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+      out << (v ? ", " : "");
+      put_float3(out, mesh.vertices[v]);
+      lo = v ? lo.cwiseMin(mesh.vertices[v]) : mesh.vertices[v];
+      hi = v ? hi.cwiseMax(mesh.vertices[v]) : mesh.vertices[v];
+    }
+    out << "]\n" << kIndent3 << "uniform token subdivisionScheme = \"none\"\n";
+    put_extent(out, lo, hi);
+  }
+}
 
 }  // namespace
 
@@ -61,11 +155,13 @@ std::string usd_identifier(const std::string& text) {
   return out;
 }
 
-UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count)
+UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count,
+                       ExportColliders colliders)
     : path_(path),
       temporary_(export_detail::temporary_path(path)),
       manifest_(manifest),
-      out_(temporary_, std::ios::binary | std::ios::trunc) {
+      out_(temporary_, std::ios::binary | std::ios::trunc),
+      colliders_(std::move(colliders)) {
   if (!out_) throw ExportError("cannot open '" + path + "' for writing");
   manifest_.scene = nlohmann::json();  // not needed here; do not keep a copy of a large scene
   const double fps = manifest.frame_dt > 0.0 ? 1.0 / manifest.frame_dt : 24.0;
@@ -95,11 +191,16 @@ UsdaWriter::UsdaWriter(const std::string& path, const Manifest& manifest, int fr
   // One display colour per curve: the renderer's colours (the scene's render.colors, else
   // the default palette), so the viewport and `bristle render` agree.
   std::vector<Color> palette;
+  RenderOptions render_options;
   try {
-    palette = parse_render_block(manifest.scene).colors;
+    const RenderBlock block = parse_render_block(manifest.scene);
+    palette = block.colors;
+    apply_render_block(block, render_options);
   } catch (const RenderError&) {
     // A render block the renderer would refuse: the default palette will do here.
   }
+  collider_color_ = Vec3(render_options.collider_color.r, render_options.collider_color.g,
+                         render_options.collider_color.b);
   out_ << kIndent2 << "color3f[] primvars:displayColor = [";
   const int rods = static_cast<int>(manifest.rods.size());
   for (int r = 0; r < rods; ++r) {
@@ -153,6 +254,7 @@ void UsdaWriter::add_frame(const Frame& frame) {
   out_ << "],\n";
   if (first) lo = hi = Vec3::Zero();
   codes_.push_back(frame.index);
+  times_.push_back(frame.time);
   extents_.emplace_back(lo, hi);
 }
 
@@ -188,7 +290,9 @@ void UsdaWriter::finish() {
     put_float3(out_, extents_[k].second);
     out_ << "],\n";
   }
-  out_ << kIndent2 << "}\n    }\n}\n";
+  out_ << kIndent2 << "}\n    }\n";
+  write_colliders();
+  out_ << "}\n";
   out_.close();
   if (!out_) {
     std::error_code ignored;
@@ -198,9 +302,47 @@ void UsdaWriter::finish() {
   export_detail::commit_temporary(temporary_, path_);
 }
 
+void UsdaWriter::write_colliders() {
+  if (colliders_.empty()) return;
+  out_ << "\n    def Xform \"Colliders\"\n    {\n";
+  for (std::size_t i = 0; i < colliders_.size(); ++i) {
+    const Collider& c = colliders_.rest[i];
+    const ColliderPrim prim = collider_prim(c);
+    if (i) out_ << '\n';
+    out_ << kIndent2 << "def " << prim.type << " \"collider_" << i << '_' << collider_type_name(c.type)
+         << "\"\n" << kIndent2 << "{\n";
+    put_collider_shape(out_, c, colliders_, prim);
+    out_ << kIndent3 << "color3f[] primvars:displayColor = [";
+    put_float3(out_, collider_color_);
+    out_ << "]\n";
+    // Where the prim's local frame is: its placement at rest, moved by its handle's pose at
+    // each frame's time when a handle moves it.
+    const RigidTransform placement = collider_placement(c, colliders_);
+    const auto put_at = [&](double time) {
+      const RigidTransform world = colliders_.pose(i, time) * placement;
+      put_matrix(out_, world.rotation * prim.scale, world.translation);
+    };
+    if (colliders_.moves(i)) {
+      out_ << kIndent3 << "matrix4d xformOp:transform.timeSamples = {\n";
+      for (std::size_t k = 0; k < codes_.size(); ++k) {
+        out_ << kIndent4 << codes_[k] << ": ";
+        put_at(times_[k]);
+        out_ << ",\n";
+      }
+      out_ << kIndent3 << "}\n";
+    } else {
+      out_ << kIndent3 << "matrix4d xformOp:transform = ";
+      put_at(0.0);
+      out_ << '\n';
+    }
+    out_ << kIndent3 << "uniform token[] xformOpOrder = [\"xformOp:transform\"]\n" << kIndent2 << "}\n";
+  }
+  out_ << "    }\n";
+}
+
 void write_usda(const Manifest& manifest, const std::vector<Frame>& frames,
-                const std::string& path) {
-  UsdaWriter writer(path, manifest, static_cast<int>(frames.size()));
+                const std::string& path, const ExportColliders& colliders) {
+  UsdaWriter writer(path, manifest, static_cast<int>(frames.size()), colliders);
   for (const Frame& f : frames) writer.add_frame(f);
   writer.finish();
 }

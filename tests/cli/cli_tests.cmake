@@ -127,6 +127,7 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
 
 # --- Rendering, export, batch ---------------------------------------------------------------
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/export_cli_tests.cmake)
 
 # --- Threads: byte-identical frames -----------------------------------------------------------
 # `bristle run` uses one thread for scenes under 5000 free DOFs per extra thread
@@ -186,6 +187,11 @@ bristle_damaged_test(export_dimension_wraps export manifest.json "dimension.: 2"
                      "manifest.json: /dimension: expected an integer in [2, 3]")
 bristle_damaged_test(render_frame_index_wraps render frames/000003.json "frame.: 3" "frame': 4294967299"
                      "000003.json: /frame: expected an integer in [0, 10000000]")
+# The scene a manifest records is loaded again for its colliders: one that no longer loads is
+# refused at its pointer under /scene, before anything is written.
+bristle_damaged_test(export_recorded_collider export manifest.json "colliders.: \\[\\]"
+                     "colliders': [{'type': 'sphere', 'center': [0, 0], 'radius': -1}]"
+                     "manifest.json: /scene/colliders/0/radius: ")
 bristle_damaged_test(export_frame_file_outside export manifest.json "frames/000002.json" "../outside.json"
                      "manifest.json: /frame_files/2: expected a frame file name")
 bristle_damaged_test(compare_frame_file_absolute compare manifest.json "frames/000002.json" "/etc/hostname"

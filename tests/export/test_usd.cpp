@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -132,4 +133,87 @@ TEST_CASE("export usd: identifiers, frames that do not match, unwritable paths")
   // Nothing half-written is left: neither the layer nor its temporary file.
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK(std::filesystem::is_empty(std::filesystem::path(path).parent_path()));
+}
+
+TEST_CASE("export usd: colliders are prims placed by a transform, time-sampled when a handle moves them") {
+  const test::SampleOutput s = test::sample_output();
+  ExportColliders colliders;
+  Collider sphere;
+  sphere.type = ColliderType::Sphere;
+  sphere.center = Vec3(1.0, 2.0, 3.0);
+  sphere.radius = 0.5;
+  Collider box;
+  box.type = ColliderType::Box;
+  box.center = Vec3(0.0, -1.0, 0.0);
+  box.half_extents = Vec3(0.5, 0.25, 2.0);
+  Collider capsule;
+  capsule.type = ColliderType::Capsule;
+  capsule.a = Vec3(0.0, 0.0, 1.0);
+  capsule.b = Vec3(0.0, 0.0, 3.0);
+  capsule.radius = 0.25;
+  Collider plane;  // y = 0, normal +y
+  colliders.rest = {sphere, box, capsule, plane};
+  Handle slide;
+  slide.name = "slide";
+  slide.keys = {HandleKey{0.0}, HandleKey{0.02, Vec3(4.0, 0.0, 0.0)}};
+  colliders.handles = {slide};
+  colliders.handle_of = {0, -1, -1, -1};
+  const std::string path = test::export_scratch_dir("usd_colliders") + "/out.usda";
+  write_usda(s.manifest, s.frames, path, colliders);
+  const std::string text = test::read_text(path);
+
+  CHECK(text.find("def Xform \"Colliders\"") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '{') == std::count(text.begin(), text.end(), '}'));
+  CHECK(std::count(text.begin(), text.end(), '(') == std::count(text.begin(), text.end(), ')'));
+  const auto prim = [&](const std::string& head) {
+    const std::size_t at = text.find(head);
+    REQUIRE(at != std::string::npos);
+    return text.substr(at, text.find("\n        }\n", at) - at);
+  };
+  // The sphere slides along x with its handle: one transform per frame, translation last.
+  const std::string s0 = prim("def Sphere \"collider_0_sphere\"");
+  CHECK(s0.find("double radius = 0.5") != std::string::npos);
+  CHECK(s0.find("uniform token[] xformOpOrder = [\"xformOp:transform\"]") != std::string::npos);
+  // "k: ( (..), (..), (..), (..) )," lines, up to the closing brace of the samples.
+  const std::string decl = "matrix4d xformOp:transform.timeSamples = {\n";
+  const std::size_t open = s0.find(decl);
+  REQUIRE(open != std::string::npos);
+  std::istringstream lines(s0.substr(open + decl.size(), s0.find("\n            }", open) - open - decl.size()));
+  std::string line;
+  std::size_t k = 0;
+  while (std::getline(lines, line)) {
+    const std::size_t colon = line.find(':');
+    REQUIRE(colon != std::string::npos);
+    CHECK(std::stoi(line.substr(0, colon)) == static_cast<int>(k));
+    std::string body = line.substr(colon + 1);
+    for (char& ch : body) {
+      if (ch == '(' || ch == ')' || ch == ',') ch = ' ';
+    }
+    std::istringstream numbers(body);
+    std::vector<double> m;
+    double x;
+    while (numbers >> x) m.push_back(x);
+    REQUIRE(k < 3);
+    const std::vector<double> expected = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1.0 + 4.0 * s.frames[k].time / 0.02, 2, 3, 1};
+    CHECK(m == expected);
+    ++k;
+  }
+  CHECK(k == 3);
+  // The box is a cube of size 2 scaled by its half extents; it does not move.
+  const std::string b = prim("def Cube \"collider_1_box\"");
+  CHECK(b.find("double size = 2") != std::string::npos);
+  CHECK(b.find("matrix4d xformOp:transform = ( (0.5, 0, 0, 0), (0, 0.25, 0, 0), (0, 0, 2, 0), (0, -1, 0, 1) )") !=
+        std::string::npos);
+  CHECK(b.find("timeSamples") == std::string::npos);
+  // The capsule: axis z, its height and radius, at the segment's midpoint.
+  const std::string c = prim("def Capsule \"collider_2_capsule\"");
+  CHECK(c.find("uniform token axis = \"Z\"") != std::string::npos);
+  CHECK(c.find("double height = 2") != std::string::npos);
+  CHECK(c.find("double radius = 0.25") != std::string::npos);
+  CHECK(c.find("(0, 0, 2, 1) )") != std::string::npos);
+  // The plane: one quad of a mesh.
+  const std::string p = prim("def Mesh \"collider_3_plane\"");
+  CHECK(p.find("int[] faceVertexCounts = [4]") != std::string::npos);
+  CHECK(p.find("int[] faceVertexIndices = [0, 1, 2, 3]") != std::string::npos);
+  CHECK(p.find("primvars:displayColor") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bristle/export/export_colliders.hpp"
 #include "bristle/io/frame.hpp"
 
 namespace bristle {
@@ -18,14 +19,16 @@ ExportFormat parse_export_format(const std::string& name);
 
 /// Writes into `out_dir` (which must exist), with stem = the manifest's name made safe for
 /// file names ("bristle" when empty):
-///   obj: <stem>_NNNNNN.obj per frame
-///   vtk: <stem>_NNNNNN.vtk (legacy) and <stem>_NNNNNN.vtp (XML) per frame, and <stem>.pvd
-///        listing the .vtp files with their times
-///   usd: <stem>.usda
+///   obj: <stem>_NNNNNN.obj per frame, rods and colliders
+///   vtk: <stem>_NNNNNN.vtp per frame (the rods, binary XML PolyData); for colliders,
+///        <stem>_colliders_NNNNNN.vtp per frame when a handle moves one, else one
+///        <stem>_colliders.vtp; and <stem>.pvd listing them with their times (rods part 0,
+///        colliders part 1)
+///   usd: <stem>.usda, rods and colliders
 /// Returns the paths written (the .pvd / .usda last). `progress(k)` is called after frame k.
 std::vector<std::string> export_frames(const Manifest& manifest, int frame_count,
                                        const std::function<Frame(int)>& load, ExportFormat format,
-                                       const std::string& out_dir,
+                                       const std::string& out_dir, const ExportColliders& colliders = {},
                                        const std::function<void(int)>& progress = {});
 
 /// Longest file-name stem: file names are at most 255 bytes, scene names have no limit.

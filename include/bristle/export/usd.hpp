@@ -17,6 +17,14 @@
 ///             color3f[] primvars:displayColor (interpolation = "uniform") = [...]
 ///             custom uniform string[] bristle:rodNames = [...]
 ///         }
+///         def Xform "Colliders" {                (when the scene has colliders)
+///             def Sphere "collider_0_sphere" { double radius, extent }
+///             def Capsule "collider_1_capsule" { axis = "Z", height = |b - a|, radius }
+///             def Cube "collider_2_box" { size = 2, scaled by the half extents }
+///             def Mesh "collider_3_plane" { one square (export/collider_mesh.hpp) }
+///             each with primvars:displayColor (the renderer's collider colour) and
+///             matrix4d xformOp:transform, time-sampled per frame for a collider a handle moves
+///         }
 ///     }
 /// Time code k is frame k, so frame k is shown at k * frame_dt seconds. Points and widths are
 /// single precision (the schema's point3f and float), written with 9 significant digits so
@@ -26,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bristle/export/export_colliders.hpp"
 #include "bristle/io/frame.hpp"
 
 namespace bristle {
@@ -34,9 +43,10 @@ namespace bristle {
 /// the small per-frame extents are kept and written at the end.
 class UsdaWriter {
  public:
-  /// Opens `path` and writes the layer header for frames 0 .. frame_count - 1.
-  /// Throws ExportError when the file cannot be opened.
-  UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count);
+  /// Opens `path` and writes the layer header for frames 0 .. frame_count - 1, with
+  /// `colliders` as prims. Throws ExportError when the file cannot be opened.
+  UsdaWriter(const std::string& path, const Manifest& manifest, int frame_count,
+             ExportColliders colliders = {});
   ~UsdaWriter();
   UsdaWriter(const UsdaWriter&) = delete;
   UsdaWriter& operator=(const UsdaWriter&) = delete;
@@ -49,18 +59,23 @@ class UsdaWriter {
   void finish();
 
  private:
+  void write_colliders();
+
   std::string path_;
   std::string temporary_;  ///< written first, renamed to path_ by finish()
   Manifest manifest_;
   std::ofstream out_;
+  ExportColliders colliders_;
+  Vec3 collider_color_ = Vec3::Zero();  ///< rgb in [0, 1]
   std::vector<int> codes_;
+  std::vector<double> times_;  ///< [s], per frame added
   std::vector<std::pair<Vec3, Vec3>> extents_;
   bool finished_ = false;
 };
 
-/// Write every frame of `frames` as one .usda file.
+/// Write every frame of `frames` (and the colliders) as one .usda file.
 void write_usda(const Manifest& manifest, const std::vector<Frame>& frames,
-                const std::string& path);
+                const std::string& path, const ExportColliders& colliders = {});
 
 /// A valid USD identifier from any text (letters, digits, '_'; not starting with a digit).
 std::string usd_identifier(const std::string& text);
