@@ -12,6 +12,9 @@ packages=(
   # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer
   # stacks) in llvm; the scene generator is a Python 3 script.
   clang libclang-rt-14-dev libomp-dev llvm python3
+  # numpy: tools/bristle_frames.py reads output folders into arrays; CTest checks it
+  # (docs/output-format.md, "Reading frames with numpy").
+  python3-numpy
 )
 
 if [ "$(id -u)" -ne 0 ]; then
