@@ -289,3 +289,44 @@ TEST_CASE("io a binary frame of 50,000 vertices holds at most 50 bytes per verte
     MESSAGE("binary frame, dimension " << dimension << ": " << bytes / 50000.0 << " bytes per vertex");
   }
 }
+
+TEST_CASE("io randomly damaged binary frames are refused or read, never crash the reader") {
+  // The CRC-32 guards the arrays' bytes, not the zip structures around them nor a .npy header
+  // read on its own: damage those at random. Each attempt must end in a refusal or a frame
+  // (tools/test-sanitize.sh runs this under AddressSanitizer, which catches a stray read).
+  const Manifest manifest = npz_manifest(3);
+  std::mt19937_64 random(8);
+  const std::string good = frame_to_npz(random_frame(manifest, 0, random), 3);
+  int refused = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bad = good;
+    const int changes = 1 + static_cast<int>(random() % 4);
+    for (int c = 0; c < changes; ++c) {
+      // The first local header and .npy header, or the central directory and end record.
+      const std::size_t at = random() % 2 ? random() % 200 : bad.size() - 1 - random() % 300;
+      bad[at] = static_cast<char>(random() & 0xFF);
+    }
+    if (random() % 5 == 0) bad.resize(random() % bad.size());
+    try {
+      frame_from_npz(bad, manifest, "frame.npz");
+    } catch (const OutputError&) {
+      ++refused;
+    }
+  }
+  CHECK(refused > 1000);
+
+  const double data[24] = {};
+  const std::string npy = npy_header(NpyType::Float64, {8, 3}) + std::string(reinterpret_cast<const char*>(data), sizeof data);
+  int npy_refused = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bad = npy;
+    const int changes = 1 + static_cast<int>(random() % 3);
+    for (int c = 0; c < changes; ++c) bad[random() % 128] = static_cast<char>(random() % 2 ? random() & 0xFF : "(),: '0123456789"[random() % 16]);
+    try {
+      parse_npy(bad);
+    } catch (const NpyError&) {
+      ++npy_refused;
+    }
+  }
+  CHECK(npy_refused > 1000);
+}
