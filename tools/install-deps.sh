@@ -16,6 +16,9 @@ packages=(
   # VTK's Python reader, which a test uses to read `bristle export --format vtk` files back
   # (tests/export/check_vtk_export.py, docs/export.md).
   python3-vtk9
+  # numpy: tools/bristle_frames.py reads output folders into arrays; CTest checks it
+  # (docs/output-format.md, "Reading frames with numpy").
+  python3-numpy
 )
 
 if [ "$(id -u)" -ne 0 ]; then

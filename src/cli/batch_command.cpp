@@ -1,4 +1,4 @@
-/// bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--quiet] [--json]
+/// bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary] [--quiet] [--json]
 ///
 /// Design note. Each scene runs in its own worker process: this same executable
 /// (/proc/self/exe) started with posix_spawn as `bristle run SCENE -o ROOT/<stem>` (then
@@ -30,6 +30,7 @@
 #include "bristle/cli/args.hpp"
 #include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
+#include "bristle/cli/frames_option.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/io/output_reader.hpp"
@@ -41,7 +42,8 @@ namespace bristle::cli {
 namespace {
 
 const char* const kUsage =
-    "usage: bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--quiet] [--json]\n"
+    "usage: bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary]\n"
+    "                     [--quiet] [--json]\n"
     "\n"
     "Runs many scenes, each in its own worker process (`bristle run SCENE -o ROOT/<stem>`,\n"
     "<stem> the scene's file name without .json), at most N at a time, and prints a summary\n"
@@ -57,6 +59,8 @@ const char* const kUsage =
     "  --render           also render each completed scene into ROOT/<stem>/images/\n"
     "                     (`bristle render`, one job per scene)\n"
     "  --force            reuse non-empty ROOT/<stem> folders (as `bristle run --force`)\n"
+    "  --frames F         json (default) or binary: how each run stores its frames (as\n"
+    "                     `bristle run --frames`)\n"
     "  --quiet            no line per finished scene on stderr\n"
     "  --json             print the summary as one JSON object instead of a table\n"
     "  -h, --help         show this help\n"
@@ -146,8 +150,13 @@ std::string seconds_text(double s) {
 
 class Batch {
  public:
-  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, std::string exe)
-      : jobs_(std::move(jobs)), parallel_(parallel), render_(render), force_(force), exe_(std::move(exe)) {}
+  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, FrameLayout frames, std::string exe)
+      : jobs_(std::move(jobs)),
+        parallel_(parallel),
+        render_(render),
+        force_(force),
+        frames_(frames),
+        exe_(std::move(exe)) {}
 
   // Runs every job; `finished(job)` after each.
   template <class OnFinished>
@@ -188,6 +197,7 @@ class Batch {
     std::ofstream(job.log_path, std::ios::trunc).close();
     std::vector<std::string> argv = {exe_, "run", job.scene, "-o", job.out_dir};
     if (force_) argv.push_back("--force");
+    if (frames_ != FrameLayout::Json) argv.insert(argv.end(), {"--frames", frames_option_value(frames_)});
     try {
       job.pid = spawn_worker(argv, job.log_path);
       job.stage = Stage::Running;
@@ -235,6 +245,7 @@ class Batch {
   std::vector<Job> jobs_;
   int parallel_;
   bool render_, force_;
+  FrameLayout frames_;
   std::string exe_;
 };
 
@@ -246,7 +257,8 @@ int default_jobs() {
 int batch(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed =
       parse_args(args, {{"--output", "-o", true}, {"--jobs", "-j", true}, {"--render", "", false},
-                        {"--force", "", false}, {"--quiet", "", false}, {"--json", "", false}});
+                        {"--force", "", false}, {"--quiet", "", false}, {"--json", "", false},
+                        {"--frames", "", true}});
   if (parsed.positionals.empty()) throw UsageError("missing SCENE (one or more scene files)");
   const auto root = parsed.value("--output");
   if (!root) throw UsageError("missing -o ROOT (the folder for the output folders)");
@@ -290,7 +302,7 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
     return kExitFailure;
   }
 
-  Batch runner(std::move(jobs), parallel, parsed.has("--render"), force, self_executable());
+  Batch runner(std::move(jobs), parallel, parsed.has("--render"), force, frames_option(parsed), self_executable());
   const Clock::time_point start = Clock::now();
   std::size_t finished = 0;
   const std::size_t total = runner.jobs().size();

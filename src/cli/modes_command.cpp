@@ -1,5 +1,5 @@
 /// bristle modes SCENE [--count K] [--json] [--at initial|equilibrium] [--shapes OUT]
-///                     [--amplitude F] [--force]
+///                     [--amplitude F] [--force] [--frames json|binary]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include "bristle/cli/args.hpp"
 #include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
+#include "bristle/cli/frames_option.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/runner/run_simulation.hpp"
 #include "bristle/scene/load_scene.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 const char* const kUsage =
     "usage: bristle modes SCENE [--count K] [--json] [--at initial|equilibrium]\n"
-    "                           [--shapes OUT] [--amplitude F] [--force]\n"
+    "                           [--shapes OUT] [--amplitude F] [--force] [--frames json|binary]\n"
     "\n"
     "Prints the K lowest natural frequencies (Hz) of SCENE's rods linearised about a\n"
     "configuration x*, fixed vertices held: the generalised eigenproblem K phi = omega^2 M phi,\n"
@@ -56,6 +57,8 @@ const char* const kUsage =
     "  --amplitude F   s_k makes the largest vertex displacement F times the longest rod's\n"
     "                  length (default 0.1)\n"
     "  --force         reuse a non-empty OUT (its manifest.json and frames/ are removed first)\n"
+    "  --frames F      json (default) or binary: how the shapes' frames are stored (as\n"
+    "                  `bristle run --frames`)\n"
     "  -h, --help      show this help\n"
     "\n"
     "exit codes: 0 done, 1 the eigensolver (or the static solve for --at equilibrium) failed,\n"
@@ -86,11 +89,12 @@ double longest_rod(const Model& model) {
 
 /// Writes frame 0 = x*, frame k = x* + s_k phi_k (see the usage text).
 void write_shapes(const Scene& scene, const State& point, const ModalResult& modes, double amplitude,
-                  const std::string& at, const std::string& out) {
+                  const std::string& at, const std::string& out, FrameLayout layout) {
   const Model& model = scene.model;
   Manifest manifest = make_manifest(scene);
   manifest.dt = 1.0;  // frame k is mode k: "time" counts modes, not seconds
   manifest.frame_dt = 1.0;
+  manifest.frame_layout = layout;
   FrameWriterOptions options;
   options.manifest_interval_seconds = 0.0;
   FrameWriter writer(out, manifest, options);
@@ -129,7 +133,8 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--at", "", true},
                                               {"--shapes", "", true},
                                               {"--amplitude", "", true},
-                                              {"--force", "", false}});
+                                              {"--force", "", false},
+                                              {"--frames", "", true}});
   expect_positionals(parsed, {"SCENE"});
   const int count = parsed.integer("--count", kDefaultCount);
   if (count < 1 || count > kMaxModes)
@@ -143,6 +148,8 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
   if (shapes_out && shapes_out->empty()) throw UsageError("--shapes needs a folder name");
   if (parsed.has("--amplitude") && !shapes_out) throw UsageError("--amplitude needs --shapes OUT");
   if (parsed.has("--force") && !shapes_out) throw UsageError("--force needs --shapes OUT");
+  if (parsed.has("--frames") && !shapes_out) throw UsageError("--frames needs --shapes OUT");
+  const FrameLayout layout = frames_option(parsed);
   const bool json = parsed.has("--json");
 
   // Validate everything before any work or any file.
@@ -212,7 +219,7 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
 
   if (shapes_out) {
     if (parsed.has("--force")) clear_output_folder(*shapes_out);
-    write_shapes(scene, point, result, amplitude, at, *shapes_out);
+    write_shapes(scene, point, result, amplitude, at, *shapes_out, layout);
   }
 
   if (json) {

@@ -5,6 +5,7 @@
 
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
+#include "bristle/cli/frames_option.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/analysis/static_solver.hpp"
 #include "bristle/io/frame_writer.hpp"
@@ -18,10 +19,11 @@ namespace bristle::cli {
 namespace {
 
 const char* const kUsage =
-    "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N]\n"
+    "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N] [--frames json|binary]\n"
     "\n"
     "Simulates SCENE and writes the output folder OUT: OUT/manifest.json and one\n"
-    "OUT/frames/NNNNNN.json per frame (docs/output-format.md). The scene is checked first:\n"
+    "OUT/frames/NNNNNN.json per frame, or OUT/frames/NNNNNN.npz with --frames binary\n"
+    "(docs/output-format.md). The scene is checked first:\n"
     "an invalid scene is reported with its JSON pointer and nothing is written.\n"
     "Progress goes to stderr: a bar when stderr is a terminal, a line every 10% otherwise.\n"
     "\n"
@@ -41,6 +43,10 @@ const char* const kUsage =
     "                    else 1); at most the machine's hardware threads, and fewer for a\n"
     "                    scene too small to share (a note on stderr says so, docs/limits.md);\n"
     "                    the frames are bitwise identical for every N\n"
+    "  --frames F        how frames are stored: json (default: text a person can diff) or\n"
+    "                    binary (frames/NNNNNN.npz, numpy arrays of exact float64: 48 bytes per\n"
+    "                    3D vertex against 110 to 150 in JSON, and many times faster to write;\n"
+    "                    for big scenes; np.load reads a frame). Every command reads both\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit codes: 0 complete, 1 the simulation or the static solve failed (frames before the\n"
@@ -50,12 +56,15 @@ namespace fs = std::filesystem;
 
 int run(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed =
-      parse_args(args, {{"--output", "-o", true}, {"--force", "", false}, {"--quiet", "", false}, {"--threads", "", true}});
+      parse_args(args, {{"--output", "-o", true}, {"--force", "", false}, {"--quiet", "", false}, {"--threads", "", true},
+                        {"--frames", "", true}});
   expect_positionals(parsed, {"SCENE"});
   const auto out = parsed.value("--output");
   if (!out) throw UsageError("missing -o OUT (the output folder)");
   if (out->empty()) throw UsageError("-o needs a folder name");
   const bool force = parsed.has("--force"), quiet = parsed.has("--quiet");
+  RunOptions options;
+  options.frame_layout = frames_option(parsed);
 
   // Validate everything before touching OUT.
   Scene scene = load_scene(parsed.positionals[0]);
@@ -89,7 +98,7 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
   ProgressCallback progress;
   // A static solve has no steps to count: its summary line says what it did.
   if (!quiet && !is_static) progress = [&printer](const RunProgress& p) { printer.update(p); };
-  const RunResult result = run_simulation(scene, *out, RunOptions(), progress);
+  const RunResult result = run_simulation(scene, *out, options, progress);
   printer.finish();
 
   switch (result.outcome) {
@@ -114,8 +123,9 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
       }
       if (!quiet) {
         char line[256];
-        std::snprintf(line, sizeof(line), "%d frames, %lld steps, %.4g s simulated in %.3g s wall time",
-                      result.frames_written, result.steps_taken, scene.time.duration, result.wall_seconds);
+        std::snprintf(line, sizeof(line), "%d frames, %lld steps, %.4g s simulated in %.3g s wall time, %.3g s of it writing %s frames",
+                      result.frames_written, result.steps_taken, scene.time.duration, result.wall_seconds,
+                      result.frame_write_seconds, options.frame_layout == FrameLayout::Npz ? "binary" : "JSON");
         context.out << "complete: " << *out << " (" << line << ")\n";
       }
       return kExitSuccess;

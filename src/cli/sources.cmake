@@ -1,5 +1,6 @@
 list(APPEND BRISTLE_SOURCES
   src/cli/args.cpp
+  src/cli/frames_option.cpp
   src/cli/commands.cpp
   src/cli/progress.cpp
   src/cli/scene_summary.cpp

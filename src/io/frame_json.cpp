@@ -66,19 +66,6 @@ int integer(const nlohmann::json& value, const std::string& pointer, const std::
   return static_cast<int>(value.get<long long>());
 }
 
-/// Whether `name` is a frame file name as the writer makes them: "frames/" then at least six
-/// digits then ".json". Anything else (`../outside.json`, an absolute path) would let a
-/// damaged manifest make a reader open files outside its folder.
-bool is_frame_file_name(const std::string& name) {
-  const std::string prefix = "frames/", suffix = ".json";
-  if (name.size() < prefix.size() + 6 + suffix.size() || name.size() > prefix.size() + 10 + suffix.size()) return false;
-  if (name.compare(0, prefix.size(), prefix) != 0) return false;
-  if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
-  for (std::size_t i = prefix.size(); i < name.size() - suffix.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return false;
-  return true;
-}
-
 std::string string(const nlohmann::json& value, const std::string& pointer, const std::string& file) {
   if (!value.is_string()) fail(file, pointer, "expected a string, found " + describe(value));
   return value.get<std::string>();
@@ -145,12 +132,6 @@ std::string first_non_finite(const Frame& frame) {
   return first_non_finite_in(frame.stats, "/stats");
 }
 
-std::string frame_file_name(int index) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "frames/%06d.json", index);
-  return buffer;
-}
-
 std::string frame_to_text(const Frame& frame, int dimension) {
   ordered_json json;
   json["frame"] = frame.index;
@@ -185,6 +166,7 @@ std::string manifest_to_text(const Manifest& manifest) {
     rods.push_back(std::move(entry));
   }
   json["rods"] = std::move(rods);
+  json["frame_layout"] = frame_layout_name(manifest.frame_layout);
   json["frame_files"] = manifest.frame_files;
   json["status"] = manifest.status;
   json["generator"] = std::string("bristle ") + BRISTLE_VERSION;
@@ -250,13 +232,24 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::string& file)
     info.radius = number(member(rods[r], "radius", pointer, file), pointer + "/radius", file);
     manifest.rods.push_back(std::move(info));
   }
+  // Absent in folders written before binary frames: those are JSON.
+  const auto layout = json.find("frame_layout");
+  if (layout != json.end()) {
+    const std::string name = string(*layout, "/frame_layout", file);
+    const std::optional<FrameLayout> parsed = frame_layout_from_name(name);
+    if (!parsed) fail(file, "/frame_layout", "expected \"json\" or \"npz\", found " + describe(*layout));
+    manifest.frame_layout = *parsed;
+  }
   const nlohmann::json& files = member(json, "frame_files", "", file);
   if (!files.is_array()) fail(file, "/frame_files", "expected an array, found " + describe(files));
   for (std::size_t k = 0; k < files.size(); ++k) {
     const std::string pointer = "/frame_files/" + std::to_string(k);
     std::string name = string(files[k], pointer, file);
-    if (!is_frame_file_name(name))
-      fail(file, pointer, "expected a frame file name \"frames/NNNNNN.json\" inside the folder, found " + describe(files[k]));
+    if (!is_frame_file_name(name, manifest.frame_layout))
+      fail(file, pointer,
+           std::string("expected a frame file name \"frames/NNNNNN") + frame_file_extension(manifest.frame_layout) +
+               "\" inside the folder (frame_layout \"" + frame_layout_name(manifest.frame_layout) + "\"), found " +
+               describe(files[k]));
     manifest.frame_files.push_back(std::move(name));
   }
   if (static_cast<int>(manifest.frame_files.size()) != manifest.frame_count)

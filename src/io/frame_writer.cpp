@@ -4,6 +4,7 @@
 
 #include "bristle/io/atomic_file.hpp"
 #include "bristle/io/frame_json.hpp"
+#include "bristle/io/frame_npz.hpp"
 #include "bristle/io/output_error.hpp"
 
 namespace bristle {
@@ -21,25 +22,40 @@ FrameWriter::FrameWriter(std::string out_dir, Manifest manifest, FrameWriterOpti
   write_manifest();
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 void FrameWriter::write(const Frame& frame) {
+  const auto start = std::chrono::steady_clock::now();
   if (frame.index != manifest_.frame_count)
     throw OutputError(out_dir_, "frame " + std::to_string(frame.index) + " written out of order (expected frame " +
                                     std::to_string(manifest_.frame_count) + ")");
-  const std::string name = frame_file_name(frame.index);
-  // The last line of defence: JSON has no infinity, and a null would lie about the state.
+  const FrameLayout layout = manifest_.frame_layout;
+  const std::string name = frame_file_name(frame.index, layout);
+  // The last line of defence: JSON has no infinity, and a null would lie about the state. The
+  // binary layout could hold one, but frames mean the same whatever their layout.
   const std::string bad = first_non_finite(frame);
   if (!bad.empty())
     throw OutputError((fs::path(out_dir_) / name).string(), bad + ": not a finite number; the frame is not written");
-  write_file_atomically((fs::path(out_dir_) / name).string(), frame_to_text(frame, manifest_.dimension));
+  write_file_atomically((fs::path(out_dir_) / name).string(), layout == FrameLayout::Npz
+                                                                   ? frame_to_npz(frame, manifest_.dimension)
+                                                                   : frame_to_text(frame, manifest_.dimension));
   manifest_.frame_files.push_back(name);
   manifest_.frame_count += 1;
-  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_manifest_write_).count();
-  if (since >= options_.manifest_interval_seconds) write_manifest();
+  if (seconds_since(last_manifest_write_) >= options_.manifest_interval_seconds) write_manifest();
+  write_seconds_ += seconds_since(start);
 }
 
 void FrameWriter::finish(const std::string& status) {
+  const auto start = std::chrono::steady_clock::now();
   manifest_.status = status;
   write_manifest();
+  write_seconds_ += seconds_since(start);
 }
 
 void FrameWriter::write_manifest() {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bristle/io/frame_json.hpp"
+#include "bristle/io/frame_npz.hpp"
 #include "bristle/io/json_parse.hpp"
 #include "bristle/io/output_error.hpp"
 
@@ -16,18 +17,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json parse_file(const std::string& path) {
+std::string read_bytes(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) {
     std::error_code error;
     if (!fs::exists(path, error)) throw OutputError(path, "no such file");
     throw OutputError(path, "cannot open the file");
   }
-  std::ostringstream text;
-  text << stream.rdbuf();
+  std::ostringstream bytes;
+  bytes << stream.rdbuf();
+  return std::move(bytes).str();
+}
+
+nlohmann::json parse_file(const std::string& path) {
+  const std::string text = read_bytes(path);
   try {
     // Bounded nesting: a damaged file must not overflow the stack of the readers that follow.
-    return parse_json_bounded(text.str());
+    return parse_json_bounded(text);
   } catch (const JsonParseError& error) {
     if (error.syntax())
       throw OutputError(path, "not valid JSON (truncated or corrupt?) at byte " + std::to_string(error.byte()) +
@@ -50,6 +56,7 @@ Manifest read_manifest(const std::string& out_dir) {
 }
 
 Frame read_frame_file(const std::string& path, const Manifest& manifest) {
+  if (manifest.frame_layout == FrameLayout::Npz) return frame_from_npz(read_bytes(path), manifest, path);
   return frame_from_json(parse_file(path), manifest, path);
 }
 
@@ -64,7 +71,7 @@ OutputFolder::OutputFolder(std::string out_dir) : dir_(std::move(out_dir)), mani
   // files that follow the list (temporary files have other names and are never frames).
   if (manifest_.status == "running") {
     for (int k = static_cast<int>(frame_files_.size());; ++k) {
-      const std::string name = frame_file_name(k);
+      const std::string name = frame_file_name(k, manifest_.frame_layout);
       if (!fs::is_regular_file(fs::path(dir_) / name, error)) break;
       frame_files_.push_back(name);
     }
@@ -80,7 +87,8 @@ Frame OutputFolder::frame(int k) const {
     throw OutputError(dir_, "no frame " + std::to_string(k) + " (the folder has " + std::to_string(frame_count()) + ")");
   Frame frame = read_frame_file(frame_path(k), manifest_);
   if (frame.index != k)
-    throw OutputError(frame_path(k), "/frame: expected " + std::to_string(k) + ", found " + std::to_string(frame.index));
+    throw OutputError(frame_path(k), std::string(manifest_.frame_layout == FrameLayout::Npz ? "frame" : "/frame") +
+                                         ": expected " + std::to_string(k) + ", found " + std::to_string(frame.index));
   return frame;
 }
 

@@ -129,6 +129,9 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_cli_tests.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/render_cli_tests.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/export_cli_tests.cmake)
 
+# --- Binary frames (--frames binary): every reader, exact round trip, the Python reader --------
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/frames_cli_tests.cmake)
+
 # --- Threads: byte-identical frames -----------------------------------------------------------
 # `bristle run` uses one thread for scenes under 5000 free DOFs per extra thread
 # (runner/thread_count.hpp), which the bundled scenes below are; threads_brush (6075 free DOFs)

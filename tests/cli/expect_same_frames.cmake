@@ -1,15 +1,25 @@
 # Runs `bristle run SCENE` with --threads 1 and --threads 2 and checks that every frame file is
 # byte-identical (interface: same scene, same build, bitwise identical frames whatever the
-# thread count).  cmake -DBRISTLE=... -DSCENE=... -DWORK=... -P expect_same_frames.cmake
+# thread count).  cmake -DBRISTLE=... -DSCENE=... -DWORK=... [-DFRAMES=binary] -P expect_same_frames.cmake
+# FRAMES: the run's --frames layout (json by default; binary frames are frames/*.npz).
 file(REMOVE_RECURSE "${WORK}")
+set(layout_arguments)
+set(extension json)
+if(FRAMES)
+  set(layout_arguments --frames ${FRAMES})
+  if(FRAMES STREQUAL "binary")
+    set(extension npz)
+  endif()
+endif()
 foreach(threads 1 2)
   execute_process(COMMAND "${BRISTLE}" run "${SCENE}" -o "${WORK}/t${threads}" --quiet --threads ${threads}
+                          ${layout_arguments}
                   RESULT_VARIABLE code ERROR_VARIABLE stderr)
   if(NOT code STREQUAL "0")
     message(FATAL_ERROR "CHECK FAILED: run with --threads ${threads} exited ${code}: ${stderr}")
   endif()
 endforeach()
-file(GLOB frames RELATIVE "${WORK}/t1/frames" "${WORK}/t1/frames/*.json")
+file(GLOB frames RELATIVE "${WORK}/t1/frames" "${WORK}/t1/frames/*.${extension}")
 list(LENGTH frames count)
 if(count LESS 2)
   message(FATAL_ERROR "CHECK FAILED: only ${count} frames written")

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bristle/io/frame_layout.hpp"
 #include "bristle/math/types.hpp"
 
 namespace bristle {
@@ -39,6 +40,9 @@ struct Manifest {
   double frame_dt = 0.0;
   int frame_count = 0;
   std::vector<RodInfo> rods;
+  /// How the frames are stored: "frame_layout" in the manifest, "json" when absent (folders
+  /// written before binary frames existed).
+  FrameLayout frame_layout = FrameLayout::Json;
   std::vector<std::string> frame_files;
   std::string status;  ///< "complete", "running", or "failed: <reason>"
   nlohmann::json scene;  ///< the scene as loaded, generators expanded

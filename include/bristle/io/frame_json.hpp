@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bristle/io/frame.hpp"
+#include "bristle/io/frame_layout.hpp"
 
 namespace bristle {
 
@@ -29,8 +30,5 @@ Frame frame_from_json(const nlohmann::json& json, const Manifest& manifest, cons
 
 /// Parses a manifest. Throws OutputError naming the file and the offending key.
 Manifest manifest_from_json(const nlohmann::json& json, const std::string& file);
-
-/// "frames/000012.json": the path of frame `index` relative to the output folder.
-std::string frame_file_name(int index);
 
 }  // namespace bristle

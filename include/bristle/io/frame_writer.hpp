@@ -1,5 +1,6 @@
 #pragma once
-/// Writes an output folder (interface.md section 3): OUT/manifest.json and OUT/frames/NNNNNN.json.
+/// Writes an output folder (interface.md section 3): OUT/manifest.json and OUT/frames/NNNNNN.json,
+/// or OUT/frames/NNNNNN.npz when the manifest's frame_layout is FrameLayout::Npz.
 ///
 /// Every file is written whole (temporary file + rename, io/atomic_file.hpp). The manifest is
 /// written first with status "running" and frame_count 0, rewritten as frames accumulate (at
@@ -26,7 +27,7 @@ class FrameWriter {
   /// `frame_count` and `status` are overwritten. Throws OutputError.
   FrameWriter(std::string out_dir, Manifest manifest, FrameWriterOptions options = {});
 
-  /// Writes frames/NNNNNN.json; frames must come in order 0, 1, 2, ... (frame.index is
+  /// Writes frames/NNNNNN.json (or .npz, manifest.frame_layout); frames must come in order 0, 1, 2, ... (frame.index is
   /// checked). Throws OutputError.
   void write(const Frame& frame);
 
@@ -34,6 +35,8 @@ class FrameWriter {
   void finish(const std::string& status);
 
   const Manifest& manifest() const { return manifest_; }
+  /// Wall time spent in write() and finish() so far, files and their encoding [s].
+  double write_seconds() const { return write_seconds_; }
   const std::string& out_dir() const { return out_dir_; }
 
  private:
@@ -43,6 +46,7 @@ class FrameWriter {
   Manifest manifest_;
   FrameWriterOptions options_;
   std::chrono::steady_clock::time_point last_manifest_write_;
+  double write_seconds_ = 0.0;
 };
 
 /// True when `dir` does not exist or is an empty folder.

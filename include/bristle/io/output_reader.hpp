@@ -3,8 +3,8 @@
 ///
 /// A finished run lists its frames in the manifest. A run that was killed leaves a manifest
 /// saying "running" whose list may lag behind the frames on disk: for such a folder the
-/// reader also takes the consecutive frames/NNNNNN.json files that follow the list. Temporary
-/// files (".*.tmp") are never frames.
+/// reader also takes the consecutive frames/NNNNNN.json (or .npz, the manifest's frame_layout)
+/// files that follow the list. Temporary files (".*.tmp") are never frames.
 
 #include <string>
 #include <vector>
@@ -16,7 +16,8 @@ namespace bristle {
 /// Reads and checks OUT/manifest.json. Throws OutputError (file, what is wrong).
 Manifest read_manifest(const std::string& out_dir);
 
-/// Reads one frame file and checks it against the manifest (dimension, rods, vertex counts).
+/// Reads one frame file, in the manifest's frame_layout, and checks it against the manifest
+/// (dimension, rods, vertex counts).
 Frame read_frame_file(const std::string& path, const Manifest& manifest);
 
 class OutputFolder {

@@ -57,6 +57,9 @@ struct RunOptions {
   double manifest_interval_seconds = 1.0;
   /// The equilibrium solver's settings for solver.mode = "static" (static_run_settings()).
   StaticSettings static_settings = static_run_settings();
+  /// How frames are stored: JSON (the diffable default) or .npz (`bristle run --frames
+  /// binary`; docs/output-format.md, "Binary frames").
+  FrameLayout frame_layout = FrameLayout::Json;
 };
 
 enum class RunOutcome {
@@ -72,6 +75,7 @@ struct RunResult {
   int frames_written = 0;
   long long steps_taken = 0;
   double wall_seconds = 0.0;
+  double frame_write_seconds = 0.0;  ///< the part of wall_seconds spent writing frames and manifests [s]
   StepReport failed_step;  ///< the failing step's report (Failed, dynamic)
   StaticResult static_result;  ///< the equilibrium solve (static scenes only)
 

@@ -1,0 +1,91 @@
+# Every command that reads an output folder accepts binary frames, and binary frames hold
+# exactly the doubles the JSON frames of the same run hold.
+#   cmake -DBRISTLE=... -DJSON=<run --frames json> -DBINARY=<run --frames binary> -DWORK=<scratch>
+#         -P expect_binary_frames_read.cmake
+file(REMOVE_RECURSE "${WORK}")
+
+function(run_bristle expected)
+  execute_process(COMMAND "${BRISTLE}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  message("$ bristle ${ARGN}\nexit ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}")
+  if(NOT code STREQUAL "${expected}")
+    message(FATAL_ERROR "CHECK FAILED: exit ${code}, expected ${expected}")
+  endif()
+  set(stdout "${stdout}" PARENT_SCOPE)
+endfunction()
+
+# The layouts on disk: the manifest says which; the frames are .npz, never .json.
+file(READ "${BINARY}/manifest.json" manifest)
+if(NOT manifest MATCHES "\"frame_layout\": \"npz\"")
+  message(FATAL_ERROR "CHECK FAILED: ${BINARY}/manifest.json does not say \"frame_layout\": \"npz\"")
+endif()
+file(READ "${JSON}/manifest.json" manifest)
+if(NOT manifest MATCHES "\"frame_layout\": \"json\"")
+  message(FATAL_ERROR "CHECK FAILED: ${JSON}/manifest.json does not say \"frame_layout\": \"json\"")
+endif()
+file(GLOB npz "${BINARY}/frames/*.npz")
+file(GLOB json "${BINARY}/frames/*.json")
+list(LENGTH npz count)
+if(count LESS 2 OR json)
+  message(FATAL_ERROR "CHECK FAILED: ${count} .npz frames and JSON frames '${json}' in ${BINARY}/frames")
+endif()
+
+# Exact float64 round trip: positions, velocities and times bitwise equal, both ways round.
+run_bristle(0 compare "${BINARY}" "${JSON}" --atol 0 --rtol 0 --velocities)
+if(NOT stdout MATCHES "^same")
+  message(FATAL_ERROR "CHECK FAILED: compare did not say same")
+endif()
+run_bristle(0 compare "${JSON}" "${BINARY}" --atol 0 --rtol 0 --velocities --json)
+if(NOT stdout MATCHES "\"values_beyond_tolerance\": 0")
+  message(FATAL_ERROR "CHECK FAILED: compare --json found values beyond tolerance")
+endif()
+
+run_bristle(0 render "${BINARY}" -o "${WORK}/images" --width 64 --height 36 --quiet)
+file(GLOB images "${WORK}/images/*.png")
+list(LENGTH images image_count)
+if(NOT image_count EQUAL count)
+  message(FATAL_ERROR "CHECK FAILED: render drew ${image_count} images of ${count} frames")
+endif()
+
+# Export writes the same files from either layout.
+foreach(format obj vtk)
+  run_bristle(0 export "${BINARY}" --format ${format} -o "${WORK}/${format}_binary" --quiet)
+  run_bristle(0 export "${JSON}" --format ${format} -o "${WORK}/${format}_json" --quiet)
+  file(GLOB_RECURSE exported RELATIVE "${WORK}/${format}_json" "${WORK}/${format}_json/*")
+  if(NOT exported)
+    message(FATAL_ERROR "CHECK FAILED: export --format ${format} wrote nothing")
+  endif()
+  foreach(file IN LISTS exported)
+    file(SHA256 "${WORK}/${format}_json/${file}" a)
+    file(SHA256 "${WORK}/${format}_binary/${file}" b)
+    if(NOT a STREQUAL b)
+      message(FATAL_ERROR "CHECK FAILED: export --format ${format}: ${file} differs between JSON and binary frames")
+    endif()
+  endforeach()
+endforeach()
+
+# An interrupted run: the manifest lists no frame yet, the frames on disk are still read.
+file(COPY "${BINARY}/" DESTINATION "${WORK}/killed")
+file(READ "${WORK}/killed/manifest.json" manifest)
+string(REGEX REPLACE "\"frame_count\": [0-9]+" "\"frame_count\": 0" manifest "${manifest}")
+string(REGEX REPLACE "\"frame_files\": \\[[^]]*\\]" "\"frame_files\": []" manifest "${manifest}")
+string(REPLACE "\"status\": \"complete\"" "\"status\": \"running\"" manifest "${manifest}")
+file(WRITE "${WORK}/killed/manifest.json" "${manifest}")
+run_bristle(0 compare "${WORK}/killed" "${JSON}" --atol 0 --rtol 0 --velocities)
+
+# A damaged binary frame is refused with exit code 2 naming the file, nothing written.
+list(GET npz 1 second)
+get_filename_component(second_name "${second}" NAME)
+file(SIZE "${second}" size)
+math(EXPR half "${size} / 2")
+file(COPY "${BINARY}/" DESTINATION "${WORK}/damaged")
+execute_process(COMMAND head -c ${half} "${second}" OUTPUT_FILE "${WORK}/damaged/frames/${second_name}")
+execute_process(COMMAND "${BRISTLE}" export "${WORK}/damaged" --format obj -o "${WORK}/damaged_export" --quiet
+                RESULT_VARIABLE code ERROR_VARIABLE stderr)
+message("$ bristle export (damaged)\nexit ${code}\nstderr:\n${stderr}")
+if(NOT code STREQUAL "2" OR NOT stderr MATCHES "${second_name}: not a readable .npz frame")
+  message(FATAL_ERROR "CHECK FAILED: a truncated frame was not refused with exit 2 naming it")
+endif()
+if(EXISTS "${WORK}/damaged_export")
+  message(FATAL_ERROR "CHECK FAILED: export wrote ${WORK}/damaged_export from a damaged folder")
+endif()
+message("binary frames: ${count} frames read by compare, render and export; bitwise equal to JSON")

@@ -1,0 +1,16 @@
+# Checks that DIR holds frame files of one layout only: at least two frames/NNNNNN.EXTENSION
+# and no frame file of the other layout.  cmake -DDIR=... -DEXTENSION=npz|json -P expect_frame_files.cmake
+file(GLOB wanted "${DIR}/[0-9][0-9][0-9][0-9][0-9][0-9].${EXTENSION}")
+if(EXTENSION STREQUAL "npz")
+  file(GLOB other "${DIR}/*.json")
+else()
+  file(GLOB other "${DIR}/*.npz")
+endif()
+list(LENGTH wanted count)
+if(count LESS 2)
+  message(FATAL_ERROR "CHECK FAILED: ${count} .${EXTENSION} frames in ${DIR}")
+endif()
+if(other)
+  message(FATAL_ERROR "CHECK FAILED: frames of the other layout in ${DIR}: ${other}")
+endif()
+message("${count} .${EXTENSION} frames in ${DIR}")
