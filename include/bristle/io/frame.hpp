@@ -40,7 +40,7 @@ struct Manifest {
   int frame_count = 0;
   std::vector<RodInfo> rods;
   std::vector<std::string> frame_files;
-  std::string status;  ///< "complete", "running", or "failed: <reason>"
+  std::string status;  ///< "complete", "running", "interrupted" or "failed: <reason>"
   nlohmann::json scene;  ///< the scene as loaded, generators expanded
 };
 
