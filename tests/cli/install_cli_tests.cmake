@@ -1,4 +1,4 @@
-# Installation, man page and bash completion (included by
+# Installation, man page, bash completion and the batch recipes of docs/batch.md (included by
 # tests/cli/cli_tests.cmake; `ctest -R cli_install` selects them).
 
 # cmake --install into a prefix under the build tree; the installed bristle must run.
@@ -17,3 +17,9 @@ add_test(NAME cli_install_bash_completion
                  ${PROJECT_SOURCE_DIR}/share/bash-completion/bristle.bash ${_cli_work}/install/completion)
 set_tests_properties(cli_install_bash_completion PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
 
+# docs/batch.md's GNU parallel and Slurm recipes, read from the page and run with this build's
+# bristle on the PATH, on two scenes of a few tenths of a second.
+add_test(NAME cli_install_batch_recipes
+         COMMAND bash ${_cli_dir}/check_batch_recipes.sh $<TARGET_FILE_DIR:bristle> ${PROJECT_SOURCE_DIR}/docs/batch.md
+                 ${_scenes}/rod_3d_straight.json ${_scenes}/curl_2d.json ${_cli_work}/install/recipes)
+set_tests_properties(cli_install_batch_recipes PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
