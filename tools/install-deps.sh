@@ -9,6 +9,9 @@ packages=(
   libcairo2-dev   # PNG rendering (bristle render)
   libvalijson-dev # JSON Schema validation of the scenes in the tests (tests/scene/test_scene_schema.cpp)
   ffmpeg          # video assembly (bristle render --video)
+  # The batch recipes of docs/batch.md, run by the tests as written (GNU parallel), and the
+  # man page test's formatter (groff, tests/cli/check_man_page.sh).
+  parallel groff-base
   # Fuzzing (tools/fuzz.sh, docs/fuzzing.md): libFuzzer and the sanitizer runtimes ship in
   # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer
   # stacks) in llvm; the scene generator is a Python 3 script.

@@ -8,6 +8,13 @@
 /// deterministic on its own), and the exit codes of `bristle run` already say what happened
 /// (0 complete, 1 the simulation failed, 2 invalid scene). At most N workers run at once; the
 /// parent polls them and starts the next scene as one finishes.
+///
+/// Ctrl-C (SIGINT) or SIGTERM: each worker runs in its own process group, so a Ctrl-C at the
+/// terminal reaches the parent alone, and the parent passes the signal on to each running
+/// worker exactly once (a second one would end a `bristle run` at once, cli/interrupt.hpp).
+/// Every worker then stops after its step, with a manifest saying "interrupted"; no new
+/// worker starts; the summary lists those scenes as interrupted and the others as not run,
+/// and the exit code is 128 + the signal (130 for Ctrl-C).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -31,6 +38,7 @@
 #include "bristle/scene/limits.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/cli/frames_option.hpp"
+#include "bristle/cli/interrupt.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/io/output_reader.hpp"
@@ -50,8 +58,11 @@ const char* const kUsage =
     "table: scene, status, frames, wall time. Each worker's output goes to ROOT/<stem>.log.\n"
     "Status: complete; failed (the simulation failed; its frames so far are kept); invalid\n"
     "(the scene was refused; the log names the JSON pointer); render failed (--render only);\n"
-    "crashed (the worker was killed by a signal). For batches larger than one machine, see\n"
-    "docs/batch.md (GNU parallel and Slurm recipes).\n"
+    "crashed (the worker was killed by a signal); interrupted, not run (Ctrl-C, below).\n"
+    "For batches larger than one machine, see docs/batch.md (GNU parallel and Slurm recipes).\n"
+    "\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops every running scene after its step (its manifest says\n"
+    "\"interrupted\"), starts no more, and prints the summary.\n"
     "\n"
     "options:\n"
     "  -o, --output ROOT  the folder holding one output folder per scene; created if missing\n"
@@ -67,7 +78,7 @@ const char* const kUsage =
     "\n"
     "exit codes: 0 every scene completed, 1 any scene failed, was invalid or crashed,\n"
     "2 bad usage (no scene, two scenes with the same stem, a non-empty ROOT/<stem> without\n"
-    "--force)\n";
+    "--force), 130 interrupted by Ctrl-C (143 by SIGTERM)\n";
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -82,7 +93,7 @@ struct Job {
   pid_t pid = -1;
   Clock::time_point start;
   double seconds = 0.0;
-  std::string status;  // complete, failed, invalid, render failed, crashed, error
+  std::string status;  // complete, failed, invalid, render failed, crashed, error, interrupted, not run
   int frames = -1;     // -1: no output folder
 };
 
@@ -106,26 +117,43 @@ pid_t spawn_worker(const std::vector<std::string>& argv, const std::string& log_
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, log, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, log, STDERR_FILENO);
+  // Its own process group: a Ctrl-C at the terminal reaches the parent only, which passes it
+  // on once (see the design note).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
+  const int rc = ::posix_spawn(&pid, raw[0], &actions, &attributes, raw.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(log);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
 }
 
-// The first "error: ..." line of a worker's log, for the summary.
-std::string first_error(const std::string& log_path) {
+// The first line of a worker's log that starts with `prefix`, without it, for the summary.
+std::string first_line_after(const std::string& log_path, const std::string& prefix) {
   std::ifstream in(log_path);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("error: ", 0) == 0) {
-      line = line.substr(7);
+    if (line.rfind(prefix, 0) == 0) {
+      line = line.substr(prefix.size());
       if (line.size() > 160) line = line.substr(0, 157) + "...";
       return line;
     }
   }
   return "";
+}
+
+// Why a scene did not complete: its worker's first "error: ..." line, or for an interrupted
+// run the line saying where it stopped.
+std::string first_error(const Job& job) {
+  if (job.status == "interrupted") {
+    const std::string where = first_line_after(job.log_path, "interrupted ");
+    return where.empty() ? where : "interrupted " + where;
+  }
+  return first_line_after(job.log_path, "error: ");
 }
 
 int frames_written(const std::string& out_dir) {
@@ -150,20 +178,28 @@ std::string seconds_text(double s) {
 
 class Batch {
  public:
-  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, FrameLayout frames, std::string exe)
+  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, FrameLayout frames, std::string exe,
+        const volatile std::sig_atomic_t* stop)
       : jobs_(std::move(jobs)),
         parallel_(parallel),
         render_(render),
         force_(force),
         frames_(frames),
-        exe_(std::move(exe)) {}
+        exe_(std::move(exe)),
+        stop_(stop) {}
 
-  // Runs every job; `finished(job)` after each.
+  // Runs every job; `finished(job)` after each. Returns the signal that interrupted the batch
+  // (0: none); the jobs it left unstarted have the status "not run".
   template <class OnFinished>
-  void run(OnFinished&& finished) {
+  int run(OnFinished&& finished) {
     std::size_t next = 0, running = 0;
-    while (next < jobs_.size() || running > 0) {
-      while (running < static_cast<std::size_t>(parallel_) && next < jobs_.size()) {
+    while ((next < jobs_.size() && signal_ == 0) || running > 0) {
+      if (signal_ == 0 && *stop_ != 0) {
+        signal_ = static_cast<int>(*stop_);
+        for (const Job& job : jobs_)
+          if (job.stage == Stage::Running || job.stage == Stage::Rendering) ::kill(job.pid, signal_);
+      }
+      while (signal_ == 0 && running < static_cast<std::size_t>(parallel_) && next < jobs_.size()) {
         Job& job = jobs_[next++];
         if (start_run(job))
           ++running;
@@ -185,6 +221,12 @@ class Batch {
       }
       if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    for (Job& job : jobs_) {
+      if (job.stage != Stage::Waiting) continue;
+      job.stage = Stage::Done;
+      job.status = "not run";
+    }
+    return signal_;
   }
 
   const std::vector<Job>& jobs() const { return jobs_; }
@@ -216,7 +258,15 @@ class Batch {
     const bool exited = status >= 0 && WIFEXITED(status);
     const int code = exited ? WEXITSTATUS(status) : -1;
     const bool signalled = status >= 0 && WIFSIGNALED(status);
-    if (job.stage == Stage::Running) {
+    // A `bristle run` stopped by Ctrl-C exits with 128 + the signal once its manifest says so.
+    // Once the batch is stopped, a worker the signal killed (a render, or a run still loading
+    // its scene) and a run that completed but will not be rendered count as interrupted too.
+    const bool stopped =
+        (exited && (code == interrupted_exit_code(SIGINT) || code == interrupted_exit_code(SIGTERM))) ||
+        (signal_ != 0 && (signalled || (job.stage == Stage::Running && exited && code == 0 && render_)));
+    if (stopped) {
+      job.status = "interrupted";
+    } else if (job.stage == Stage::Running) {
       if (exited && code == 0 && render_) {
         std::vector<std::string> argv = {exe_, "render", job.out_dir, "-o", job.out_dir + "/images", "-j", "1"};
         if (force_) argv.push_back("--force");
@@ -247,6 +297,8 @@ class Batch {
   bool render_, force_;
   FrameLayout frames_;
   std::string exe_;
+  const volatile std::sig_atomic_t* stop_;
+  int signal_ = 0;  // the signal that interrupted the batch, once seen
 };
 
 int default_jobs() {
@@ -302,11 +354,12 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
     return kExitFailure;
   }
 
-  Batch runner(std::move(jobs), parallel, parsed.has("--render"), force, frames_option(parsed), self_executable());
+  Batch runner(std::move(jobs), parallel, parsed.has("--render"), force, frames_option(parsed), self_executable(),
+               install_interrupt_handlers());
   const Clock::time_point start = Clock::now();
   std::size_t finished = 0;
   const std::size_t total = runner.jobs().size();
-  runner.run([&](const Job& job) {
+  const int signal = runner.run([&](const Job& job) {
     ++finished;
     if (parsed.has("--quiet")) return;
     context.err << "[" << finished << "/" << total << "] " << job.stem << ": " << job.status;
@@ -329,7 +382,7 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
                               {"status", job.status},      {"output", job.out_dir},
                               {"log", job.log_path},       {"wall_seconds", job.seconds}};
       entry["frames"] = job.frames >= 0 ? nlohmann::json(job.frames) : nlohmann::json(nullptr);
-      if (job.status != "complete") entry["error"] = first_error(job.log_path);
+      if (job.status != "complete") entry["error"] = first_error(job);
       out["scenes"].push_back(entry);
     }
     context.out << out.dump(2) << "\n";
@@ -352,9 +405,19 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
     context.out << "; output and logs in " << *root << "\n";
     for (const Job& job : runner.jobs()) {
       if (job.status == "complete") continue;
-      const std::string why = first_error(job.log_path);
+      if (job.status == "not run") {
+        context.out << "  " << job.stem << ": not started (the batch was interrupted)\n";
+        continue;
+      }
+      const std::string why = first_error(job);
       context.out << "  " << job.stem << ": " << (why.empty() ? "see " + job.log_path : why) << "\n";
     }
+  }
+  if (signal != 0) {
+    context.err << "interrupted (" << signal_name(signal) << "): " << counts["interrupted"] << " running scene"
+                << (counts["interrupted"] == 1 ? "" : "s") << " stopped (manifest \"interrupted\"), " << counts["not run"]
+                << " not run\n";
+    return interrupted_exit_code(signal);
   }
   return all_complete ? kExitSuccess : kExitFailure;
 }

@@ -6,6 +6,7 @@
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
 #include "bristle/cli/frames_option.hpp"
+#include "bristle/cli/interrupt.hpp"
 #include "bristle/cli/progress.hpp"
 #include "bristle/analysis/static_solver.hpp"
 #include "bristle/io/frame_writer.hpp"
@@ -46,11 +47,16 @@ const char* const kUsage =
     "  --frames F        how frames are stored: json (default: text a person can diff) or\n"
     "                    binary (frames/NNNNNN.npz, numpy arrays of exact float64: 48 bytes per\n"
     "                    3D vertex against 110 to 150 in JSON, and many times faster to write;\n"
-    "                    for big scenes; np.load reads a frame). Every command reads both\n"
+    "                    for big scenes: np.load reads a frame; every command reads both)\n"
     "  -h, --help        show this help\n"
     "\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops the run after the step under way: the frames written so\n"
+    "far are kept, the manifest says \"interrupted\", one line on stderr says where it stopped.\n"
+    "A second Ctrl-C ends it at once (the frames on disk are still whole).\n"
+    "\n"
     "exit codes: 0 complete, 1 the simulation or the static solve failed (frames before the\n"
-    "failure are kept and the manifest says why), 2 bad usage, invalid scene or unusable OUT\n";
+    "failure are kept and the manifest says why), 2 bad usage, invalid scene or unusable OUT,\n"
+    "130 interrupted by Ctrl-C (143 by SIGTERM)\n";
 
 namespace fs = std::filesystem;
 
@@ -98,6 +104,9 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
   ProgressCallback progress;
   // A static solve has no steps to count: its summary line says what it did.
   if (!quiet && !is_static) progress = [&printer](const RunProgress& p) { printer.update(p); };
+  // Ctrl-C from here on stops the run between two steps, with a manifest that says so
+  // (cli/interrupt.hpp); before, it ends the process while nothing is written yet.
+  options.stop = install_interrupt_handlers();
   const RunResult result = run_simulation(scene, *out, options, progress);
   printer.finish();
 
@@ -135,6 +144,15 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
                   << "  frames 0.." << result.frames_written - 1 << " are kept in " << *out
                   << "; its manifest says \"" << result.status << "\"\n";
       return kExitFailure;
+    case RunOutcome::Interrupted: {
+      // One line, printed even with --quiet: the user asked for the stop and wants to know
+      // what is on disk.
+      const int signal = static_cast<int>(*options.stop);
+      context.err << "interrupted (" << signal_name(signal) << ") " << result.message << ": "
+                  << result.frames_written << (result.frames_written == 1 ? " frame" : " frames") << " written to "
+                  << *out << ", its manifest says \"interrupted\"\n";
+      return interrupted_exit_code(signal);
+    }
     case RunOutcome::NotRun:
       break;
   }

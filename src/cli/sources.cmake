@@ -2,6 +2,7 @@ list(APPEND BRISTLE_SOURCES
   src/cli/args.cpp
   src/cli/frames_option.cpp
   src/cli/commands.cpp
+  src/cli/interrupt.cpp
   src/cli/progress.cpp
   src/cli/scene_summary.cpp
   src/cli/run_command.cpp

@@ -40,6 +40,17 @@ RunResult failed_run(RunResult result, std::string message, FrameWriter& writer,
   return result;
 }
 
+bool stop_requested(const RunOptions& options) { return options.stop != nullptr && *options.stop != 0; }
+
+RunResult interrupted_run(RunResult result, std::string where, FrameWriter& writer, Clock::time_point start) {
+  result.outcome = RunOutcome::Interrupted;
+  result.message = std::move(where);
+  result.status = "interrupted";
+  writer.finish(result.status);
+  result.wall_seconds = seconds_since(start);
+  return result;
+}
+
 RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& options,
                      const ProgressCallback& progress, Clock::time_point start) {
   RunResult result;
@@ -60,6 +71,7 @@ RunResult run_static(const Scene& scene, FrameWriter& writer, const RunOptions& 
   report.frame_written = true;
   report.elapsed_seconds = seconds_since(start);
   if (progress) progress(report);
+  if (stop_requested(options)) return interrupted_run(result, "before the static solve", writer, start);
 
   result.static_result = solve_static(model, state, options.static_settings);
   if (!result.static_result.ok) {
@@ -198,8 +210,15 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const ProgressCal
   report.elapsed_seconds = seconds_since(start);
   if (progress) progress(report);
 
+  // Where a stop leaves the run: the step under way has finished; the steps since the last
+  // frame are dropped (frames are only written at frame times).
+  const auto stopped_here = [&]() {
+    return "at t = " + format_time(state.time) + " s (step " + std::to_string(result.steps_taken) + " of " +
+           std::to_string(report.step_count) + ")";
+  };
   for (int k = 1; k < frame_count; ++k) {
     for (int s = 0; s < steps_per_frame; ++s) {
+      if (stop_requested(options)) return interrupted_run(result, stopped_here(), writer, start);
       const double t0 = state.time;
       handles.prepare_step(model, state, dt);  // fixed-vertex velocities, collider poses at t0 + dt
       StepReport step = integrator.step(state, dt);

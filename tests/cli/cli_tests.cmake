@@ -199,3 +199,6 @@ bristle_damaged_test(export_frame_file_outside export manifest.json "frames/0000
                      "manifest.json: /frame_files/2: expected a frame file name")
 bristle_damaged_test(compare_frame_file_absolute compare manifest.json "frames/000002.json" "/etc/hostname"
                      "manifest.json: /frame_files/2: expected a frame file name")
+
+# --- Install, man page, completion, batch recipes ---------------------------------------------
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/install_cli_tests.cmake)

@@ -264,3 +264,66 @@ TEST_CASE("runner static mode: Greenhill's column buckles above Gamma = 7.8373 a
     CHECK((last.stats["saddle_escapes"].get<int>() > 0) == (c.bow == 0.0 && c.buckles));
   }
 }
+
+TEST_CASE("runner stops between steps when RunOptions::stop is set, keeping whole frames") {
+  Scene scene = bundled("hanging_bristle");
+  scene.time.duration = 0.2;  // 5 frames of 50 steps
+  test::TempFolder folder("runner-interrupted");
+  REQUIRE(run_simulation(scene, folder / "complete").ok());
+
+  SUBCASE("in the middle of a frame interval: the steps since the last frame are dropped") {
+    volatile std::sig_atomic_t stop = 0;
+    RunOptions options;
+    options.stop = &stop;
+    // The flag as a signal handler would set it: after step 120, in the middle of frame 3's steps.
+    const RunResult result = run_simulation(scene, folder / "out", options, [&stop](const RunProgress& p) {
+      if (p.step == 120) stop = 2;
+    });
+    CHECK(result.outcome == RunOutcome::Interrupted);
+    CHECK(result.status == "interrupted");
+    CHECK(result.message == "at t = 0.12 s (step 120 of 200)");
+    CHECK(result.steps_taken == 120);
+    CHECK(result.frames_written == 3);  // frames 0, 1, 2 (t = 0, 0.05, 0.1)
+
+    const OutputFolder read(folder / "out");
+    CHECK(read.manifest().status == "interrupted");
+    CHECK(read.manifest().frame_count == 3);
+    REQUIRE(read.frame_count() == 3);
+    CHECK_FALSE(fs::exists(fs::path(folder / "out") / "frames" / "000003.json"));
+    // The frames written are the complete run's, byte for byte.
+    for (int k = 0; k < 3; ++k)
+      CHECK(file_text(read.frame_path(k)) == file_text(OutputFolder(folder / "complete").frame_path(k)));
+  }
+  SUBCASE("set before the first step: frame 0 only") {
+    volatile std::sig_atomic_t stop = 15;
+    RunOptions options;
+    options.stop = &stop;
+    const RunResult result = run_simulation(scene, folder / "out", options);
+    CHECK(result.outcome == RunOutcome::Interrupted);
+    CHECK(result.message == "at t = 0 s (step 0 of 200)");
+    CHECK(result.frames_written == 1);
+    CHECK(OutputFolder(folder / "out").manifest().status == "interrupted");
+  }
+  SUBCASE("a flag that stays zero changes nothing") {
+    volatile std::sig_atomic_t stop = 0;
+    RunOptions options;
+    options.stop = &stop;
+    REQUIRE(run_simulation(scene, folder / "out", options).ok());
+    for (int k = 0; k < 5; ++k)
+      CHECK(file_text(OutputFolder(folder / "out").frame_path(k)) ==
+            file_text(OutputFolder(folder / "complete").frame_path(k)));
+  }
+}
+
+TEST_CASE("runner static mode: a stop before the solve keeps frame 0, status interrupted") {
+  Scene scene = load_scene(std::string(test::kTestsDir) + "/cli/analysis/cantilever_static_2d.json");
+  volatile std::sig_atomic_t stop = 2;
+  RunOptions options;
+  options.stop = &stop;
+  test::TempFolder folder("runner-static-interrupted");
+  const RunResult result = run_simulation(scene, folder / "out", options);
+  CHECK(result.outcome == RunOutcome::Interrupted);
+  CHECK(result.message == "before the static solve");
+  CHECK(result.frames_written == 1);
+  CHECK(OutputFolder(folder / "out").manifest().status == "interrupted");
+}

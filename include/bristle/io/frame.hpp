@@ -44,7 +44,7 @@ struct Manifest {
   /// written before binary frames existed).
   FrameLayout frame_layout = FrameLayout::Json;
   std::vector<std::string> frame_files;
-  std::string status;  ///< "complete", "running", or "failed: <reason>"
+  std::string status;  ///< "complete", "running", "interrupted" or "failed: <reason>"
   nlohmann::json scene;  ///< the scene as loaded, generators expanded
 };
 

@@ -31,7 +31,7 @@ class FrameWriter {
   /// checked). Throws OutputError.
   void write(const Frame& frame);
 
-  /// Rewrites the manifest with the final status: "complete" or "failed: <reason>".
+  /// Rewrites the manifest with the final status: "complete", "interrupted" or "failed: <reason>".
   void finish(const std::string& status);
 
   const Manifest& manifest() const { return manifest_; }

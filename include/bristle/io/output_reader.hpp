@@ -1,10 +1,11 @@
 #pragma once
 /// Reads an output folder back: the manifest and any frame, as io/frame.hpp structs.
 ///
-/// A finished run lists its frames in the manifest. A run that was killed leaves a manifest
-/// saying "running" whose list may lag behind the frames on disk: for such a folder the
-/// reader also takes the consecutive frames/NNNNNN.json (or .npz, the manifest's frame_layout)
-/// files that follow the list. Temporary files (".*.tmp") are never frames.
+/// A finished run lists its frames in the manifest, and so does one stopped by Ctrl-C (status
+/// "interrupted": every frame it wrote). A run that was killed leaves a manifest saying
+/// "running" whose list may lag behind the frames on disk: for such a folder the reader also
+/// takes the consecutive frames/NNNNNN.json (or .npz, the manifest's frame_layout) files that
+/// follow the list. Temporary files (".*.tmp") are never frames.
 
 #include <string>
 #include <vector>

@@ -16,10 +16,17 @@
 ///   frame 1 = the equilibrium (t = time.duration, velocities zero), stats from the solve
 ///             (static_stats below).
 ///
+/// A run can be stopped from outside (Ctrl-C: cli/interrupt.hpp): RunOptions::stop is read
+/// after every step (and before the first). Once it is non-zero the run ends there: the step
+/// under way finishes, the steps since the last frame are dropped (no frame is written between
+/// frame times), the manifest lists the frames written and says "interrupted", and the result
+/// says Interrupted. A static scene reads it once, before its solve (which runs to its end).
+///
 /// A solve that fails leaves frame 0 and the status "failed: static solve ...<why>". An
 /// equilibrium that is unstable even after the saddle escapes (StaticResult::stable false) is
 /// written, not failed: the stats say "stable": false and RunResult::static_result has it.
 
+#include <csignal>
 #include <functional>
 #include <string>
 
@@ -60,18 +67,23 @@ struct RunOptions {
   /// How frames are stored: JSON (the diffable default) or .npz (`bristle run --frames
   /// binary`; docs/output-format.md, "Binary frames").
   FrameLayout frame_layout = FrameLayout::Json;
+  /// When it points to a non-zero value, the run stops at the next check (see above). The
+  /// handler of SIGINT and SIGTERM sets it; nothing else in the run writes to it.
+  const volatile std::sig_atomic_t* stop = nullptr;
 };
 
 enum class RunOutcome {
   Complete,  ///< every frame written, status "complete"
   Failed,    ///< a step (or the static solve) failed; frames before it kept, status "failed: ..."
+  Interrupted,  ///< RunOptions::stop was set; the frames so far kept, status "interrupted"
   NotRun,    ///< refused before anything was written (see `message`)
 };
 
 struct RunResult {
   RunOutcome outcome = RunOutcome::NotRun;
   std::string status;    ///< the manifest's final status ("" when NotRun)
-  std::string message;   ///< NotRun: why; Failed: the reason (status without "failed: ")
+  std::string message;   ///< NotRun: why; Failed: the reason (status without "failed: ");
+                         ///< Interrupted: "at t = T s (step N of M)"
   int frames_written = 0;
   long long steps_taken = 0;
   double wall_seconds = 0.0;

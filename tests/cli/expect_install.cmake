@@ -1,0 +1,36 @@
+# `cmake --install` into a fresh prefix puts every file where README.md ("Install") says, and
+# the installed bristle runs.
+#   cmake -DBUILD=<build dir> -DPREFIX=<empty folder to install into> -DSOURCE=<source dir> -P expect_install.cmake
+file(REMOVE_RECURSE "${PREFIX}")
+execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD}" --prefix "${PREFIX}"
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "CHECK FAILED: cmake --install exited with ${code}")
+endif()
+set(expected bin/bristle share/man/man1/bristle.1 share/bash-completion/completions/bristle)
+# The schema is installed when the repository has it (scenes/bristle-scene.schema.json).
+if(EXISTS "${SOURCE}/scenes/bristle-scene.schema.json")
+  list(APPEND expected share/bristle/bristle-scene.schema.json)
+endif()
+foreach(file IN LISTS expected)
+  if(NOT EXISTS "${PREFIX}/${file}")
+    message(FATAL_ERROR "CHECK FAILED: ${PREFIX}/${file} was not installed")
+  endif()
+endforeach()
+# The installed files are the build's and the repository's.
+file(READ "${BUILD}/bristle.1" built_page)
+file(READ "${PREFIX}/share/man/man1/bristle.1" installed_page)
+if(NOT built_page STREQUAL installed_page)
+  message(FATAL_ERROR "CHECK FAILED: the installed man page differs from ${BUILD}/bristle.1")
+endif()
+file(READ "${SOURCE}/share/bash-completion/bristle.bash" source_completion)
+file(READ "${PREFIX}/share/bash-completion/completions/bristle" installed_completion)
+if(NOT source_completion STREQUAL installed_completion)
+  message(FATAL_ERROR "CHECK FAILED: the installed completion differs from share/bash-completion/bristle.bash")
+endif()
+execute_process(COMMAND "${PREFIX}/bin/bristle" --version RESULT_VARIABLE code OUTPUT_VARIABLE version)
+if(NOT code EQUAL 0 OR NOT version MATCHES "^bristle [0-9]+\\.[0-9]+\\.[0-9]+\n$")
+  message(FATAL_ERROR "CHECK FAILED: the installed bristle --version: exit ${code}, printed '${version}'")
+endif()
+message("installed into ${PREFIX}: ${expected}; ${version}")
