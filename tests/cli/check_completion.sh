@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bash completion (share/bash-completion/bristle.bash), called as bash calls it: COMP_WORDS
+# The bash completion (tools/bristle-completion.bash), called as bash calls it: COMP_WORDS
 # and COMP_CWORD set, then _bristle; COMPREPLY must hold what a user expects after TAB.
 #   check_completion.sh BRISTLE COMPLETION WORK
 set -uo pipefail

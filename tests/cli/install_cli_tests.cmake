@@ -14,7 +14,7 @@ set_tests_properties(cli_install_man_page PROPERTIES FAIL_REGULAR_EXPRESSION "CH
 
 add_test(NAME cli_install_bash_completion
          COMMAND bash ${_cli_dir}/check_completion.sh $<TARGET_FILE:bristle>
-                 ${PROJECT_SOURCE_DIR}/share/bash-completion/bristle.bash ${_cli_work}/install/completion)
+                 ${PROJECT_SOURCE_DIR}/tools/bristle-completion.bash ${_cli_work}/install/completion)
 set_tests_properties(cli_install_bash_completion PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
 
 # docs/batch.md's GNU parallel and Slurm recipes, read from the page and run with this build's

@@ -1,7 +1,7 @@
 # bash completion for bristle                                    -*- shell-script -*-
 #
 # Installed as share/bash-completion/completions/bristle (cmake --install); or, by hand:
-#   source share/bash-completion/bristle.bash
+#   source tools/bristle-completion.bash
 #
 # Nothing here lists a command or a flag: they are read, at each completion, from the help
 # texts of the bristle being completed (`bristle help`, `bristle help COMMAND`), so the
