@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
-  libcairo2-dev   # PNG rendering (bristle render)
+  libcairo2-dev   # PNG writing and the time stamp (bristle render), charts
+  libembree-dev   # ray tracing of rods and colliders (bristle render); pulls in libembree3-3
   ffmpeg          # video assembly (bristle render --video)
   # Fuzzing (tools/fuzz.sh, docs/fuzzing.md): libFuzzer and the sanitizer runtimes ship in
   # libclang-rt-14-dev, clang's OpenMP in libomp-dev, llvm-symbolizer (readable sanitizer
