@@ -239,11 +239,19 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
     return out;
   }
   const Vec3 v = -direction;
-  // The shadow ray leaves the surface a little off it: a fraction of the tube's radius (the
-  // precision of Embree's curve hits scales with it), or of the view's size.
-  const double bias = hit.radius > 0.0 ? std::max(fs.bias, 0.05 * hit.radius) : fs.bias;
-  const bool lit = !fs.rays.occluded(hit.point + bias * hit.normal, lights.key, 0.0,
-                                     std::numeric_limits<double>::infinity());
+  // The shadow ray leaves the surface a little off it (a fraction of the view's size). On a
+  // tube it leaves from the side of the tube facing the light, at the same cross-section: the
+  // tube's own shading already darkens its far side (shading.hpp), and a ray from there through
+  // the tube itself would darken it twice, in a pattern that crawls with the sample positions.
+  Vec3 from = hit.point + fs.bias * hit.normal;
+  if (hit.radius > 0.0) {
+    const Vec3 across = lights.key - lights.key.dot(hit.tangent) * hit.tangent;
+    if (across.norm() > 1e-6) {
+      const Vec3 axis = hit.point - hit.radius * hit.normal;
+      from = axis + (1.05 * hit.radius + fs.bias) * across.normalized();
+    }
+  }
+  const bool lit = !fs.rays.occluded(from, lights.key, 0.0, std::numeric_limits<double>::infinity());
   const double vis = lit ? 1.0 : 0.0;
   out.key = (static_cast<std::uint32_t>(hit.kind) << 28) | (static_cast<std::uint32_t>(hit.object & 0x7ffffff) << 1) |
             (lit ? 1u : 0u);
