@@ -182,7 +182,7 @@ void add_colliders(FrameScene& fs, const Projector& proj, const RenderOptions& o
   (void)opt;
 }
 
-// The mask of pixels a tube may cover: its projected segments, as wide as the projected
+// The mask of pixels a tube may cover (1), or only a tube thinner than a pixel may (2): its projected segments, as wide as the projected
 // radius grown by the perspective stretch of a sphere's outline off the axis (1 + tan^2 of the
 // angle from the view axis, bounding the ellipse's long axis), plus the farthest sample's
 // distance from the pixel centre (0.53 px for the rotated grid) and a margin.
@@ -205,8 +205,11 @@ void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std
       const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
       stretch = 1.0 + std::min(off * off, 100.0);
     }
-    const double reach =
-        stretch * std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter) * 1.02 + 0.75;
+    const double half = std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter);
+    const double reach = stretch * half * 1.02 + 0.75;
+    // A fibre thinner than a pixel is sampled densely (level 2), a wider tube with the usual
+    // four samples (level 1).
+    const std::uint8_t level = 2.0 * stretch * half < 1.0 ? 2 : 1;
     if (!std::isfinite(reach) || !sa.pixel.allFinite() || !sb.pixel.allFinite()) continue;
     const double x0 = std::max(0.0, std::floor(std::min(sa.pixel.x(), sb.pixel.x()) - reach));
     const double x1 = std::min(w - 1.0, std::ceil(std::max(sa.pixel.x(), sb.pixel.x()) + reach));
@@ -219,7 +222,10 @@ void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std
       for (int x = static_cast<int>(x0); x <= static_cast<int>(x1); ++x) {
         const Vec2 p(x + 0.5, y + top + 0.5);
         const double u = len2 > 0.0 ? std::clamp((p - sa.pixel).dot(d) / len2, 0.0, 1.0) : 0.0;
-        if ((sa.pixel + u * d - p).squaredNorm() <= reach * reach) mask[static_cast<std::size_t>(y) * w + x] = 1;
+        if ((sa.pixel + u * d - p).squaredNorm() <= reach * reach) {
+          std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
+          m = std::max(m, level);
+        }
       }
     }
   }
@@ -309,6 +315,17 @@ Sample shade(const FrameScene& fs, const CameraRay& ray, const Projector& proj, 
 // Fixed sample positions inside a pixel: a rotated grid for 2 x 2 (no two samples share a
 // row or column, so near-horizontal and near-vertical fibres get four distinct offsets), a
 // regular n x n grid otherwise.
+// Sixteen positions for pixels only a fibre thinner than a pixel crosses: a 4 x 4 grid whose
+// samples are shifted within their cells so that no two share a row or a column. With four
+// samples such a fibre would cover 0 or 1 of them from one pixel to the next and break into
+// dots; with sixteen its coverage steps by 1/16 and the line stays whole.
+std::vector<Vec2> dense_offsets() {
+  std::vector<Vec2> out;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) out.emplace_back((i + (j + 0.5) / 4.0) / 4.0, (j + (i + 0.5) / 4.0) / 4.0);
+  return out;
+}
+
 std::vector<Vec2> sample_offsets(int n) {
   if (n <= 1) return {Vec2(0.5, 0.5)};
   if (n == 2) return {Vec2(0.375, 0.125), Vec2(0.875, 0.375), Vec2(0.125, 0.625), Vec2(0.625, 0.875)};
@@ -326,16 +343,18 @@ Color average(const FrameScene& fs, const Projector& proj, int x, int y, const s
   const std::size_t n = offsets.size();
   std::vector<SurfaceHit> hits(n);
   std::vector<Vec3> dirs(n);
-  if (n == 4) {
-    std::array<Vec3, 4> o, d;
-    for (std::size_t i = 0; i < 4; ++i) {
-      const CameraRay ray = proj.ray(x + offsets[i].x(), proj.top() + y + offsets[i].y());
-      o[i] = ray.origin;
-      d[i] = ray.direction;
-      dirs[i] = ray.direction;
+  if (n % 4 == 0) {
+    for (std::size_t first = 0; first < n; first += 4) {
+      std::array<Vec3, 4> o, d;
+      for (std::size_t i = 0; i < 4; ++i) {
+        const CameraRay ray = proj.ray(x + offsets[first + i].x(), proj.top() + y + offsets[first + i].y());
+        o[i] = ray.origin;
+        d[i] = ray.direction;
+        dirs[first + i] = ray.direction;
+      }
+      const std::array<SurfaceHit, 4> h = fs.rays.intersect4(o, d);
+      std::copy(h.begin(), h.end(), hits.begin() + static_cast<std::ptrdiff_t>(first));
     }
-    const std::array<SurfaceHit, 4> h = fs.rays.intersect4(o, d);
-    std::copy(h.begin(), h.end(), hits.begin());
   } else {
     for (std::size_t i = 0; i < n; ++i) {
       const CameraRay ray = proj.ray(x + offsets[i].x(), proj.top() + y + offsets[i].y());
@@ -403,12 +422,13 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
 
   const WorldLights lights = world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
   const std::vector<Vec2> many = sample_offsets(std::max(1, opt.supersampling));
+  const std::vector<Vec2> dense = opt.supersampling >= 2 ? dense_offsets() : many;
   std::vector<std::uint32_t> keys(fs.has_solids ? pixels.size() : 0, 0);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       const std::size_t i = static_cast<std::size_t>(y) * w + x;
       if (mask[i]) {
-        pixels[i] = to_rgb8(average(fs, proj, x, y, many, lights, opt));
+        pixels[i] = to_rgb8(average(fs, proj, x, y, mask[i] == 2 ? dense : many, lights, opt));
       } else if (fs.has_solids) {
         const Sample s = shade(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt);
         pixels[i] = to_rgb8(s.color);

@@ -75,7 +75,7 @@ TEST_CASE("ray render: a rod above the ground casts a shadow along the key light
   CHECK(brightness(at_point(bare, cam, opt, shadow)) > dark + 0.1);
 }
 
-TEST_CASE("ray render: a rod covers as many pixels as it is wide, down to a fraction of one") {
+TEST_CASE("ray render: a rod covers as many pixels as it is wide, down to a fraction of one, unbroken") {
   // Orthographic, looking down -z; 1000 pixels per metre... per 1/100 m: a rod along x.
   Camera cam;
   cam.type = ProjectionType::Orthographic;
@@ -92,18 +92,22 @@ TEST_CASE("ray render: a rod covers as many pixels as it is wide, down to a frac
   opt.lighting.diffuse = 0.0;
   opt.lighting.fill = 0.0;
   opt.lighting.specular = 0.0;
-  for (double width_px : {0.4, 1.0, 3.0, 8.0}) {
+  for (double width_px : {0.2, 0.4, 1.0, 3.0, 8.0}) {
     CAPTURE(width_px);
     Manifest m = empty_manifest(3);
     Frame f;
     const double r = 0.5 * width_px / 10000.0;
-    add_straight_rod(m, f, "rod", Vec3(-0.02, 0.00013, 0.0), Vec3(0.02, 0.00013, 0.0), 3, r);
+    // Slightly slanted, so the line crosses the sample rows: a thin line sampled too sparsely
+    // would break into dots, columns with no sample on it.
+    add_straight_rod(m, f, "rod", Vec3(-0.02, -0.0011, 0.0), Vec3(0.02, 0.0013, 0.0), 3, r);
     const Image img = render_image(m, f, {}, cam, opt);
     // The summed brightness of a column is the covered height times the mean shade (0.7..1).
-    for (int x : {37, 100, 163}) {
+    for (int x = 20; x < 180; ++x) {
+      CAPTURE(x);
       double sum = 0.0;
       for (int y = 0; y < img.height; ++y) sum += brightness(img.at(x, y));
       CHECK(sum >= 0.65 * width_px - 0.15);
+      CHECK(sum > 0.4 * width_px);  // no gaps: every column sees part of the fibre
       CHECK(sum <= 1.0 * width_px + 0.15);
     }
   }

@@ -10,7 +10,8 @@
 ///      than a pixel.
 ///   3. Masked pixels are traced with supersampling^2 samples at fixed positions (a rotated
 ///      grid for 2 x 2): a fibre thinner than a pixel covers a share of the samples and comes out
-///      as a faint line of its true width, with no minimum width flattening the depth. Other
+///      as a faint line of its true width, with no minimum width flattening the depth (pixels
+///      only such a fibre may cross take 16 samples, so the line does not break into dots). Other
 ///      pixels are traced once at their centre (only when the frame has colliders; else they are
 ///      background), then traced again with all samples where their surface or shadow differs
 ///      from a neighbour's (the edges of colliders and of shadows).
