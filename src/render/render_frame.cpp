@@ -114,7 +114,7 @@ std::vector<double> widened_radii(const std::vector<Vec3>& points, double radius
   return radii;
 }
 
-void add_colliders(FrameScene& fs, const Projector& proj, const RenderOptions& opt) {
+void add_colliders(FrameScene& fs, const Projector& proj) {
   const double extent = view_extent(proj);
   fs.planes.resize(fs.colliders.size());
   for (std::size_t k = 0; k < fs.colliders.size(); ++k) {
@@ -179,7 +179,6 @@ void add_colliders(FrameScene& fs, const Projector& proj, const RenderOptions& o
       }
     }
   }
-  (void)opt;
 }
 
 // The mask of pixels a tube may cover (1), or only a tube thinner than a pixel may (2): its projected segments, as wide as the projected
@@ -412,7 +411,7 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
     mark_tube(mask, proj, part.points, part.radii);
   }
   fs.colliders = colliders_at(colliders, handles, frame.time);
-  add_colliders(fs, proj, opt);
+  add_colliders(fs, proj);
   for (const Collider& c : fs.colliders)
     if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius});
   if (fs.rays.empty()) return;
