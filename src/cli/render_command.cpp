@@ -18,6 +18,7 @@
 #include "bristle/io/output_error.hpp"
 #include "bristle/io/output_reader.hpp"
 #include "bristle/render/render_error.hpp"
+#include "bristle/render/render_frame.hpp"
 #include "bristle/render/render_sequence.hpp"
 #include "bristle/render/scene_render.hpp"
 #include "bristle/render/video.hpp"
@@ -29,12 +30,14 @@ namespace {
 const char* const kUsage =
     "usage: bristle render OUT -o DIR [--width W] [--height H] [--video FILE] [-j N] [options]\n"
     "\n"
-    "Draws every frame of the output folder OUT as DIR/NNNNNN.png (six digits, from 000000):\n"
-    "rods as shaded tubes of their radius (never thinner than --min-line-width pixels), in\n"
-    "depth order, anti-aliased, one colour per rod, with hair-like (Kajiya-Kay) lighting;\n"
-    "colliders drawn; the time in the top-left corner. The camera comes from the scene's\n"
-    "\"render\" block (recorded in OUT/manifest.json) or is fitted to the bounds of all frames;\n"
-    "2D scenes are drawn in their plane. The options below override the render block.\n"
+    "Draws every frame of the output folder OUT as DIR/NNNNNN.png (six digits, from 000000),\n"
+    "ray traced (Embree): rods as round tubes of their true radius, one colour per rod, with\n"
+    "hair-like (Kajiya-Kay) lighting; colliders (moved by their handles) and the brush of each\n"
+    "handle that carries rods; shadows from one key light, contact shadows on colliders;\n"
+    "4 to 16 samples per pixel where rods and edges are; the time in a band along the top.\n"
+    "The camera comes from the scene's \"render\" block (recorded in OUT/manifest.json) or\n"
+    "is fitted to the bounds of all frames; 2D scenes are drawn in their plane. The options\n"
+    "below override the render block.\n"
     "See docs/rendering.md. Progress goes to stderr.\n"
     "\n"
     "options:\n"
@@ -45,11 +48,13 @@ const char* const kUsage =
     "  --position X,Y,Z       the eye [m] (3D only)\n"
     "  --target X,Y,Z         the point at the image centre [m] (2D: X,Y)\n"
     "  --up X,Y,Z             the world direction drawn upwards (default: against gravity)\n"
-    "  --fov DEG              vertical field of view of a perspective camera (default 30)\n"
+    "  --fov DEG              vertical field of view of a perspective camera (default 30);\n"
+    "                         the eye stays where it is, so a smaller fov zooms in\n"
     "  --view-height M        visible height of an orthographic camera [m]\n"
-    "  --min-line-width PX    thinnest drawn rod [px] (default 1.25)\n"
+    "  --min-line-width PX    widen rods thinner than PX pixels to PX (default: none, every\n"
+    "                         rod as thick as it is)\n"
     "  --background COLOR     \"#rrggbb\" (default #f5f3ef)\n"
-    "  --no-time-stamp        do not draw the time\n"
+    "  --no-time-stamp        no time stamp band: the picture fills the image\n"
     "  --video FILE           also assemble the frames into FILE with ffmpeg (.mp4, .webm,\n"
     "                         .gif, ...); ffmpeg must be installed\n"
     "  --fps F                video frame rate (default: the render block's \"fps\", else real\n"
@@ -144,7 +149,7 @@ std::pair<int, int> frame_range(const std::string& text, int count) {
   return {first, last + 1};
 }
 
-// Pixels of one image (4 bytes each, one image per job in memory): 400 MB.
+// Pixels of one image (about 12 bytes each while traced, one image per job in memory): 1.2 GB.
 constexpr double kMaxImagePixels = 1e8;
 
 // The camera frames the sequence with squared distances: beyond this coordinate they would
@@ -332,6 +337,7 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
   RenderBlock block;
   try {
     setup.colliders = colliders_from_scene(manifest.scene);
+    setup.handles = handles_from_scene(manifest.scene, manifest);
     block = parse_render_block(manifest.scene);
   } catch (const RenderError& error) {
     context.err << "error: " << folder.dir() << "/manifest.json: " << error.what() << "\n";
@@ -373,7 +379,7 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
                   << static_cast<long long>(kMaxImagePixels) << " pixels per image (docs/limits.md)\n";
       return kExitUsage;
     }
-    const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
+    const double aspect = view_aspect(setup.options);
     setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene), points);
     if (!camera_is_finite(setup.camera)) {
       context.err << "error: " << folder.dir() << "/manifest.json: /scene/render/camera: the camera cannot be placed "

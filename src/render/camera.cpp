@@ -165,8 +165,8 @@ Camera fit_camera(const Bounds& bounds, int dimension, double aspect, const Vec3
   return fit_camera_along(bounds, -to_eye, u, ProjectionType::Perspective, 30.0, aspect, 0.08, points);
 }
 
-Projector::Projector(const Camera& camera, int width, int height)
-    : camera_(camera), width_(width), height_(height) {
+Projector::Projector(const Camera& camera, int width, int height, int top)
+    : camera_(camera), width_(width), height_(height), top_(top) {
   assert(width > 0 && height > 0);
   Vec3 view = camera.target - camera.position;
   if (view.norm() <= 0.0) view = -Vec3::UnitZ();
@@ -193,8 +193,26 @@ ScreenPoint Projector::project(const Vec3& p) const {
   } else {
     s.pixels_per_meter = focal_px_;
   }
-  s.pixel = Vec2(0.5 * width_ + s.pixels_per_meter * x, 0.5 * height_ - s.pixels_per_meter * y);
+  s.pixel = Vec2(0.5 * width_ + s.pixels_per_meter * x, top_ + 0.5 * height_ - s.pixels_per_meter * y);
   return s;
+}
+
+CameraRay Projector::ray(double px, double py) const {
+  const double x = px - 0.5 * width_, y = top_ + 0.5 * height_ - py;
+  CameraRay r;
+  if (camera_.type == ProjectionType::Perspective) {
+    r.origin = camera_.position;
+    r.direction = (focal_px_ * forward_ + x * right_ + y * up_).normalized();
+  } else {
+    r.origin = camera_.position + (x / focal_px_) * right_ + (y / focal_px_) * up_;
+    r.direction = forward_;
+  }
+  return r;
+}
+
+double Projector::pixel_size_at(double depth) const {
+  if (camera_.type == ProjectionType::Orthographic) return 1.0 / focal_px_;
+  return std::max(depth, near_) / focal_px_;
 }
 
 Vec3 Projector::to_eye(const Vec3& p) const {

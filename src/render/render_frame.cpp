@@ -6,10 +6,11 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
-#include <memory>
 #include <sstream>
 
+#include "bristle/render/ray_scene.hpp"
 #include "bristle/render/render_error.hpp"
 #include "bristle/render/shading.hpp"
 
@@ -19,10 +20,9 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// Owns a cairo image surface and its context.
+// Owns a cairo image surface.
 struct Canvas {
   cairo_surface_t* surface = nullptr;
-  cairo_t* cr = nullptr;
 
   Canvas(int width, int height) {
     surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
@@ -31,242 +31,17 @@ struct Canvas {
       throw RenderError("cannot allocate an image of " + std::to_string(width) + "x" +
                         std::to_string(height) + " pixels");
     }
-    cr = cairo_create(surface);
-    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
   }
-  ~Canvas() {
-    cairo_destroy(cr);
-    cairo_surface_destroy(surface);
-  }
+  ~Canvas() { cairo_surface_destroy(surface); }
   Canvas(const Canvas&) = delete;
   Canvas& operator=(const Canvas&) = delete;
 };
 
-void set_color(cairo_t* cr, const Color& c, double alpha = 1.0) {
-  if (alpha >= 1.0) {
-    cairo_set_source_rgb(cr, c.r, c.g, c.b);
-  } else {
-    cairo_set_source_rgba(cr, c.r, c.g, c.b, alpha);
-  }
-}
+std::uint8_t to_byte(double x) { return static_cast<std::uint8_t>(std::lround(std::clamp(x, 0.0, 1.0) * 255.0)); }
+
+Rgb8 to_rgb8(const Color& c) { return Rgb8{to_byte(c.r), to_byte(c.g), to_byte(c.b)}; }
 
 Color scale(const Color& c, double k) { return clamp01(Color{c.r * k, c.g * k, c.b * k}); }
-
-Vec2 perp(const Vec2& d) { return Vec2(-d.y(), d.x()); }
-
-double angle_of(const Vec2& v) { return std::atan2(v.y(), v.x()); }
-
-// ---------------------------------------------------------------------------------------------
-// Primitives of the painter's algorithm.
-
-enum class PrimKind { Segment, Sphere, Capsule, BoxFace };
-
-struct Prim {
-  double depth = 0.0;  ///< larger is farther; drawn first
-  int group = 0;       ///< tie-break: colliders (0) before rods (1)
-  int order = 0;       ///< tie-break within the group
-  PrimKind kind = PrimKind::Segment;
-  int a = 0, b = 0;    ///< rod and segment, or collider and face
-};
-
-// A rod seen by the camera: its projected vertices and the per-vertex edge offsets.
-struct RodView {
-  std::vector<ScreenPoint> screen;
-  std::vector<bool> in_front;   ///< vertex at or beyond the near plane
-  std::vector<double> half_px;  ///< half width at each vertex [px]
-  std::vector<Vec2> offset;     ///< mitred offset of the left edge at interior vertices [px]
-  std::vector<Vec2> dir;        ///< screen direction of each segment (unit)
-  Color base;
-  double radius = 0.0;
-};
-
-// Half of the drawn width of a rod of world radius r at a vertex.
-double half_width(double radius, const ScreenPoint& s, double min_width) {
-  return std::max(radius * s.pixels_per_meter, 0.5 * min_width);
-}
-
-RodView view_rod(const RodFrame& rod, double radius, const Color& base, const Projector& proj,
-                 const RenderOptions& opt) {
-  RodView v;
-  v.base = base;
-  v.radius = radius;
-  const std::size_t n = rod.positions.size();
-  v.screen.resize(n);
-  v.in_front.resize(n);
-  v.half_px.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    v.in_front[i] = rod.positions[i].allFinite() && proj.depth(rod.positions[i]) >= proj.near_depth();
-    if (v.in_front[i]) {
-      v.screen[i] = proj.project(rod.positions[i]);
-      v.half_px[i] = half_width(radius, v.screen[i], opt.min_line_width);
-    }
-  }
-  // Screen directions of the segments; a segment seen end-on borrows its neighbour's.
-  v.dir.assign(n > 0 ? n - 1 : 0, Vec2(1.0, 0.0));
-  std::vector<bool> known(v.dir.size(), false);
-  for (std::size_t i = 0; i + 1 < n; ++i) {
-    if (!v.in_front[i] || !v.in_front[i + 1]) continue;
-    const Vec2 d = v.screen[i + 1].pixel - v.screen[i].pixel;
-    if (d.norm() > 1e-9) {
-      v.dir[i] = d.normalized();
-      known[i] = true;
-    }
-  }
-  for (std::size_t i = 1; i < v.dir.size(); ++i) {
-    if (!known[i] && known[i - 1]) {
-      v.dir[i] = v.dir[i - 1];
-      known[i] = true;
-    }
-  }
-  for (std::size_t i = v.dir.size(); i-- > 1;) {
-    if (!known[i - 1] && known[i]) {
-      v.dir[i - 1] = v.dir[i];
-      known[i - 1] = true;
-    }
-  }
-  // Mitred offsets at interior vertices, shared by the two segments that meet there.
-  v.offset.assign(n, Vec2::Zero());
-  for (std::size_t i = 1; i + 1 < n; ++i) {
-    const Vec2 n0 = perp(v.dir[i - 1]), n1 = perp(v.dir[i]);
-    const Vec2 sum = n0 + n1;
-    if (sum.norm() < 1e-6) {  // folded back on itself: no common edge
-      v.offset[i] = n1 * v.half_px[i];
-      continue;
-    }
-    const Vec2 m = sum.normalized();
-    const double cos_half = std::max(m.dot(n1), 0.5);  // miter limit 2
-    v.offset[i] = m * (v.half_px[i] / cos_half);
-  }
-  return v;
-}
-
-// The fill of a tube segment: a gradient across the width from s = +1 (left edge) to -1.
-cairo_pattern_t* tube_pattern(const Vec2& mid, const Vec2& normal, double half, const Color& base,
-                              const Vec3& t, const Vec3& v, const Vec3& side,
-                              const WorldLights& lights, const Lighting& lighting) {
-  const Vec2 p0 = mid + normal * half, p1 = mid - normal * half;
-  cairo_pattern_t* pat = cairo_pattern_create_linear(p0.x(), p0.y(), p1.x(), p1.y());
-  constexpr int kStops = 9;
-  for (int k = 0; k < kStops; ++k) {
-    const double offset = static_cast<double>(k) / (kStops - 1);
-    const Color c = tube_color(base, t, v, side, 1.0 - 2.0 * offset, lights, lighting);
-    cairo_pattern_add_color_stop_rgb(pat, offset, c.r, c.g, c.b);
-  }
-  return pat;
-}
-
-// Draws one segment of a rod (or a capsule's axis) seen by the camera.
-void draw_segment(cairo_t* cr, const RodView& v, std::size_t i, const Vec3& x0, const Vec3& x1,
-                  const Projector& proj, const WorldLights& lights, const RenderOptions& opt) {
-  const std::size_t n = v.screen.size();
-  const Vec3 mid_world = 0.5 * (x0 + x1);
-  Vec3 t = x1 - x0;
-  t = t.norm() > 0.0 ? Vec3(t.normalized()) : proj.right();
-  const Vec3 to_eye = proj.to_eye(mid_world);
-
-  ScreenPoint s0, s1;
-  double h0, h1;
-  bool clipped = false;
-  if (v.in_front[i] && v.in_front[i + 1]) {
-    s0 = v.screen[i];
-    s1 = v.screen[i + 1];
-    h0 = v.half_px[i];
-    h1 = v.half_px[i + 1];
-  } else {
-    // One end behind the near plane: clip there and draw the piece on its own.
-    const double d0 = proj.depth(x0), d1 = proj.depth(x1), near = proj.near_depth() * 1.0001;
-    if (d0 < near && d1 < near) return;
-    const double u = (near - d0) / (d1 - d0);
-    const Vec3 xc = x0 + u * (x1 - x0);
-    s0 = proj.project(d0 < near ? xc : x0);
-    s1 = proj.project(d1 < near ? xc : x1);
-    h0 = half_width(v.radius, s0, opt.min_line_width);
-    h1 = half_width(v.radius, s1, opt.min_line_width);
-    clipped = true;
-  }
-  const Color flat = hair_color(v.base, t, to_eye, lights, opt.lighting);
-  const bool tube = 2.0 * std::max(h0, h1) >= opt.tube_shading_width;
-
-  if (!tube || clipped) {
-    // A thin fibre: one stroke of the Kajiya-Kay colour, round caps hide the joints.
-    cairo_move_to(cr, s0.pixel.x(), s0.pixel.y());
-    cairo_line_to(cr, s1.pixel.x(), s1.pixel.y());
-    cairo_set_line_width(cr, h0 + h1);
-    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
-    set_color(cr, flat);
-    cairo_stroke(cr);
-    return;
-  }
-
-  // A tube: the quad between the mitred edges at both ends, round caps at the rod's ends.
-  const Vec2 d = v.dir[i];
-  const Vec2 nrm = perp(d);
-  const bool first = i == 0 || !v.in_front[i - 1];
-  const bool last = i + 2 == n || !v.in_front[i + 2];
-  constexpr double kOverlap = 0.4;  // [px] neighbouring quads overlap: no antialiasing seams
-  const Vec2 o0 = first ? Vec2(nrm * h0) : v.offset[i];
-  const Vec2 o1 = last ? Vec2(nrm * h1) : v.offset[i + 1];
-  const Vec2 e0 = first ? Vec2::Zero() : Vec2(-d * kOverlap);
-  const Vec2 e1 = last ? Vec2::Zero() : Vec2(d * kOverlap);
-  const Vec2& p0 = s0.pixel;
-  const Vec2& p1 = s1.pixel;
-  const double a = angle_of(nrm);
-
-  cairo_new_path(cr);
-  const Vec2 l0 = p0 + o0 + e0, l1 = p1 + o1 + e1, r1 = p1 - o1 + e1, r0 = p0 - o0 + e0;
-  cairo_move_to(cr, l0.x(), l0.y());
-  cairo_line_to(cr, l1.x(), l1.y());
-  if (last) cairo_arc_negative(cr, p1.x(), p1.y(), h1, a, a - kPi);
-  cairo_line_to(cr, r1.x(), r1.y());
-  cairo_line_to(cr, r0.x(), r0.y());
-  if (first) cairo_arc_negative(cr, p0.x(), p0.y(), h0, a - kPi, a - 2.0 * kPi);
-  cairo_close_path(cr);
-
-  const Vec3 side = proj.screen_to_world_direction(nrm.x(), nrm.y());
-  cairo_pattern_t* pat = tube_pattern(0.5 * (p0 + p1), nrm, 0.5 * (h0 + h1), v.base, t, to_eye,
-                                      side, lights, opt.lighting);
-  cairo_set_source(cr, pat);
-  cairo_fill(cr);
-  cairo_pattern_destroy(pat);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Colliders.
-
-// Keeps the part of a convex world polygon at or beyond the near plane.
-std::vector<Vec3> clip_near(const std::vector<Vec3>& poly, const Projector& proj) {
-  const double near = proj.near_depth() * 1.0001;
-  if (!std::isfinite(near)) return poly;
-  std::vector<Vec3> out;
-  for (std::size_t i = 0; i < poly.size(); ++i) {
-    const Vec3& a = poly[i];
-    const Vec3& b = poly[(i + 1) % poly.size()];
-    const double da = proj.depth(a), db = proj.depth(b);
-    if (da >= near) out.push_back(a);
-    if ((da >= near) != (db >= near)) out.push_back(a + (near - da) / (db - da) * (b - a));
-  }
-  return out;
-}
-
-void path_polygon(cairo_t* cr, const std::vector<Vec3>& world, const Projector& proj) {
-  cairo_new_path(cr);
-  for (std::size_t i = 0; i < world.size(); ++i) {
-    const Vec2 p = proj.project(world[i]).pixel;
-    if (i == 0) {
-      cairo_move_to(cr, p.x(), p.y());
-    } else {
-      cairo_line_to(cr, p.x(), p.y());
-    }
-  }
-  cairo_close_path(cr);
-}
-
-// Matte shading of a collider surface: brighter ambient than the rods, so obstacles stay
-// light and the rods read against them.
-double lambert(const Vec3& normal, const WorldLights& lights, const Lighting& lighting) {
-  return 0.5 + 0.5 * (lighting.ambient + lighting.diffuse * std::max(0.0, normal.dot(lights.key)) +
-                      lighting.fill * std::max(0.0, normal.dot(lights.fill)));
-}
 
 // A "nice" grid spacing near `x`: 1, 2 or 5 times a power of ten.
 double nice_step(double x) {
@@ -275,49 +50,18 @@ double nice_step(double x) {
   return (m < 1.5 ? 1.0 : m < 3.5 ? 2.0 : m < 7.5 ? 5.0 : 10.0) * p;
 }
 
-// The half size of the region a plane is drawn over: the visible window and some.
+// The half size of the region around the target the camera sees [m] (the larger side).
 double view_extent(const Projector& proj) {
   const Camera& cam = proj.camera();
   const double aspect = static_cast<double>(proj.width()) / proj.height();
-  if (cam.type == ProjectionType::Orthographic) {
-    return 0.75 * cam.ortho_height * std::max(aspect, 1.0);
-  }
+  if (cam.type == ProjectionType::Orthographic) return 0.5 * cam.ortho_height * std::max(aspect, 1.0);
   const double dist = (cam.target - cam.position).norm();
-  return 1.5 * dist * std::tan(cam.fov_deg * kPi / 360.0) * std::max(aspect, 1.0);
+  return dist * std::tan(cam.fov_deg * kPi / 360.0) * std::max(aspect, 1.0);
 }
 
-void draw_plane(cairo_t* cr, const Collider& c, const Projector& proj, const WorldLights& lights,
-                const RenderOptions& opt) {
-  const Vec3 n = c.normal.norm() > 0.0 ? Vec3(c.normal.normalized()) : Vec3(Vec3::UnitY());
-  const Vec3& target = proj.camera().target;
-  const Vec3 center = target - (target - c.point).dot(n) * n;
-  const double extent = view_extent(proj);
-  const Color fill_color = mix(opt.background, opt.collider_color, 0.4);
-  const Color line_color = scale(opt.collider_color, 0.6);
-
-  if (std::abs(n.dot(proj.forward())) < 0.05) {
-    // Seen edge-on (every 2D scene): the solid half plane, shaded, and its boundary line.
-    const Vec3 along = n.cross(proj.forward()).normalized();
-    const double big = 4.0 * extent;
-    std::vector<Vec3> poly = {center - big * along, center + big * along,
-                              center + big * along - big * n, center - big * along - big * n};
-    poly = clip_near(poly, proj);
-    if (poly.size() < 3) return;
-    path_polygon(cr, poly, proj);
-    set_color(cr, fill_color);
-    cairo_fill(cr);
-    const Vec2 a = proj.project(center - big * along).pixel;
-    const Vec2 b = proj.project(center + big * along).pixel;
-    cairo_move_to(cr, a.x(), a.y());
-    cairo_line_to(cr, b.x(), b.y());
-    cairo_set_line_width(cr, 1.5);
-    set_color(cr, line_color);
-    cairo_stroke(cr);
-    return;
-  }
-
-  // A shaded square around the camera target, with a grid on it.
-  Vec3 e1 = Vec3::UnitX();
+// Two unit vectors spanning the plane with unit normal n (fixed choice, so grids do not turn).
+void plane_axes(const Vec3& n, Vec3& e1, Vec3& e2) {
+  e1 = Vec3::UnitX();
   for (const Vec3& axis : {Vec3(Vec3::UnitX()), Vec3(Vec3::UnitZ()), Vec3(Vec3::UnitY())}) {
     if (std::abs(axis.dot(n)) < 0.9) {
       e1 = axis;
@@ -325,224 +69,412 @@ void draw_plane(cairo_t* cr, const Collider& c, const Projector& proj, const Wor
     }
   }
   e1 = (e1 - e1.dot(n) * n).normalized();
-  const Vec3 e2 = n.cross(e1);
-  const double step = nice_step(extent / 6.0);
-  const double half = std::ceil(extent / step) * step;
-  // Snap the grid to multiples of its step in the plane's coordinates, so it does not slide.
-  const double u0 = std::round((center - c.point).dot(e1) / step) * step;
-  const double v0 = std::round((center - c.point).dot(e2) / step) * step;
-  const Vec3 origin = c.point + u0 * e1 + v0 * e2;
+  e2 = n.cross(e1);
+}
 
-  const bool seen_from_above = n.dot(proj.to_eye(origin)) > 0.0;
-  const double shade = seen_from_above ? std::min(1.0, lambert(n, lights, opt.lighting)) : 0.5;
-  std::vector<Vec3> quad = {origin - half * e1 - half * e2, origin + half * e1 - half * e2,
-                            origin + half * e1 + half * e2, origin - half * e1 + half * e2};
-  quad = clip_near(quad, proj);
-  if (quad.size() >= 3) {
-    path_polygon(cr, quad, proj);
-    set_color(cr, mix(opt.background, scale(fill_color, shade), 0.8));
-    cairo_fill(cr);
+// A box's 8 corners and 12 outward triangles.
+void box_mesh(const Vec3& center, const Vec3& half, const Mat3& rotation, std::vector<Vec3>& v,
+              std::vector<std::array<int, 3>>& t) {
+  v.clear();
+  for (int c = 0; c < 8; ++c) {
+    const Vec3 local((c & 1) ? half.x() : -half.x(), (c & 2) ? half.y() : -half.y(), (c & 4) ? half.z() : -half.z());
+    v.push_back(center + rotation * local);
   }
-  cairo_set_line_width(cr, 1.0);
-  set_color(cr, line_color, 0.3);
-  const int lines = static_cast<int>(std::lround(half / step));
-  for (int k = -lines; k <= lines; ++k) {
-    for (int dir = 0; dir < 2; ++dir) {
-      const Vec3 a_axis = dir == 0 ? e1 : e2, b_axis = dir == 0 ? e2 : e1;
-      std::vector<Vec3> seg = {origin + k * step * a_axis - half * b_axis,
-                               origin + k * step * a_axis + half * b_axis};
-      const double near = proj.near_depth() * 1.0001;
-      const double d0 = proj.depth(seg[0]), d1 = proj.depth(seg[1]);
-      if (d0 < near && d1 < near) continue;
-      if (d0 < near) seg[0] += (near - d0) / (d1 - d0) * (seg[1] - seg[0]);
-      if (d1 < near) seg[1] += (near - d1) / (d0 - d1) * (seg[0] - seg[1]);
-      const Vec2 a = proj.project(seg[0]).pixel, b = proj.project(seg[1]).pixel;
-      cairo_move_to(cr, a.x(), a.y());
-      cairo_line_to(cr, b.x(), b.y());
+  t = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+       {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+}
+
+// A plane collider as the renderer sees it: where its drawn square lies and its grid.
+struct PlaneDraw {
+  Vec3 origin, e1, e2;
+  double step = 0.0;
+  bool edge_on = false;  // drawn as a slab face (2D scenes)
+};
+
+// Everything a sample needs.
+struct FrameScene {
+  explicit FrameScene(const Vec3& origin, double scale) : rays(origin, scale) {}
+  RayScene rays;
+  std::vector<Color> rod_colors;
+  std::vector<Collider> colliders;
+  std::vector<PlaneDraw> planes;  // per collider (used for planes)
+  std::vector<BrushPart> parts;
+  bool has_solids = false;  // colliders other than capsules: traced outside the rod mask
+  double bias = 0.0;        // shadow rays start this far off the surface [m]
+};
+
+// Half a pixel's width in world units at p, for widening rods to min_line_width.
+std::vector<double> widened_radii(const std::vector<Vec3>& points, double radius, const Projector& proj,
+                                  const RenderOptions& opt) {
+  std::vector<double> radii(points.size(), radius);
+  if (opt.min_line_width > 0.0) {
+    for (std::size_t i = 0; i < points.size(); ++i)
+      radii[i] = std::max(radius, 0.5 * opt.min_line_width * proj.pixel_size_at(proj.depth(points[i])));
+  }
+  return radii;
+}
+
+void add_colliders(FrameScene& fs, const Projector& proj) {
+  const double extent = view_extent(proj);
+  fs.planes.resize(fs.colliders.size());
+  for (std::size_t k = 0; k < fs.colliders.size(); ++k) {
+    const Collider& c = fs.colliders[k];
+    const int ki = static_cast<int>(k);
+    switch (c.type) {
+      case ColliderType::Sphere:
+        if (c.radius > 0.0) {
+          fs.rays.add_sphere(ki, c.center, c.radius);
+          fs.has_solids = true;
+        }
+        break;
+      case ColliderType::Capsule:
+        if (c.radius > 0.0) fs.rays.add_tube(SurfaceKind::Collider, ki, {c.a, c.b}, {c.radius, c.radius}, false);
+        break;
+      case ColliderType::Box: {
+        std::vector<Vec3> v;
+        std::vector<std::array<int, 3>> t;
+        box_mesh(c.center, c.half_extents, c.rotation, v, t);
+        fs.rays.add_triangles(ki, v, t);
+        fs.has_solids = true;
+        break;
+      }
+      case ColliderType::Plane: {
+        const Vec3 n = c.normal.norm() > 0.0 ? Vec3(c.normal.normalized()) : Vec3(Vec3::UnitY());
+        const Vec3& target = proj.camera().target;
+        const Vec3 center = target - (target - c.point).dot(n) * n;
+        PlaneDraw& pd = fs.planes[k];
+        pd.edge_on = std::abs(n.dot(proj.forward())) < 0.05;
+        if (pd.edge_on) {
+          // Seen edge-on (every 2D scene): the solid half plane, as the face of a slab turned to
+          // the eye at the depth of the target.
+          const Vec3 along = n.cross(proj.forward()).normalized();
+          const double big = 4.0 * extent;
+          Mat3 rot;
+          rot.col(0) = along;
+          rot.col(1) = n;
+          rot.col(2) = along.cross(n);
+          std::vector<Vec3> v;
+          std::vector<std::array<int, 3>> t;
+          box_mesh(center - big * n, Vec3(big, big, big), rot, v, t);
+          // Move the slab so its face towards the eye passes through the target.
+          const double front = proj.depth(target) - std::min({proj.depth(v[0]), proj.depth(v[7]), proj.depth(v[1]),
+                                                              proj.depth(v[6])});
+          for (Vec3& p : v) p += front * proj.forward();
+          fs.rays.add_triangles(ki, v, t);
+        } else {
+          // A square around the view's centre, three times the view across: it reaches past
+          // the picture's edges except towards a horizon.
+          plane_axes(n, pd.e1, pd.e2);
+          pd.step = nice_step(extent / 3.0);
+          const double half = 3.0 * extent;
+          const double u0 = std::round((center - c.point).dot(pd.e1) / pd.step) * pd.step;
+          const double v0 = std::round((center - c.point).dot(pd.e2) / pd.step) * pd.step;
+          pd.origin = c.point + u0 * pd.e1 + v0 * pd.e2;
+          const std::vector<Vec3> quad = {pd.origin - half * pd.e1 - half * pd.e2, pd.origin + half * pd.e1 - half * pd.e2,
+                                          pd.origin + half * pd.e1 + half * pd.e2, pd.origin - half * pd.e1 + half * pd.e2};
+          fs.rays.add_triangles(ki, quad, {{0, 1, 2}, {0, 2, 3}});
+        }
+        fs.has_solids = true;
+        break;
+      }
     }
   }
-  cairo_stroke(cr);
 }
 
-void draw_sphere(cairo_t* cr, const Collider& c, const Projector& proj, const WorldLights& lights,
-                 const RenderOptions& opt) {
-  if (proj.depth(c.center) - c.radius < proj.near_depth()) return;
-  const ScreenPoint s = proj.project(c.center);
-  const double r = c.radius * s.pixels_per_meter;
-  if (!(r > 0.0)) return;
-  // The highlight moves towards the key light as seen on the screen.
-  const Vec2 light_dir(lights.key.dot(proj.right()), -lights.key.dot(proj.up()));
-  const Vec2 h = s.pixel + 0.4 * r * light_dir;
-  cairo_pattern_t* pat = cairo_pattern_create_radial(h.x(), h.y(), 0.0, s.pixel.x(), s.pixel.y(), r);
-  const Color base = opt.collider_color;
-  const Color lit = clamp01(Color{base.r * 1.15 + 0.12, base.g * 1.15 + 0.12, base.b * 1.15 + 0.12});
-  cairo_pattern_add_color_stop_rgb(pat, 0.0, lit.r, lit.g, lit.b);
-  const Color mid = scale(base, 0.95);
-  cairo_pattern_add_color_stop_rgb(pat, 0.55, mid.r, mid.g, mid.b);
-  const Color dark = scale(base, 0.5);
-  cairo_pattern_add_color_stop_rgb(pat, 1.0, dark.r, dark.g, dark.b);
-  cairo_new_path(cr);
-  cairo_arc(cr, s.pixel.x(), s.pixel.y(), r, 0.0, 2.0 * kPi);
-  cairo_set_source(cr, pat);
+// The mask of pixels a tube may cover (1), or only a tube thinner than a pixel may (2): its projected segments, as wide as the projected
+// radius grown by the perspective stretch of a sphere's outline off the axis (1 + tan^2 of the
+// angle from the view axis, bounding the ellipse's long axis), plus the farthest sample's
+// distance from the pixel centre (0.53 px for the rotated grid) and a margin.
+void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
+               const std::vector<double>& radii) {
+  const int w = proj.width(), h = proj.height(), top = proj.top();
+  const double near = proj.near_depth() * 1.0001;
+  for (std::size_t i = 0; i + 1 < points.size() && i + 1 < radii.size(); ++i) {
+    Vec3 a = points[i], b = points[i + 1];
+    if (!a.allFinite() || !b.allFinite()) continue;
+    const double da = proj.depth(a), db = proj.depth(b);
+    if (da < near && db < near) continue;
+    if (da < near) a += (near - da) / (db - da) * (b - a);
+    if (db < near) b += (near - db) / (da - db) * (a - b);
+    const ScreenPoint sa = proj.project(a), sb = proj.project(b);
+    double stretch = 1.0;
+    if (proj.camera().type == ProjectionType::Perspective) {
+      const Vec2 centre(0.5 * w, top + 0.5 * h);
+      const double f = 0.5 * h / std::tan(proj.camera().fov_deg * kPi / 360.0);
+      const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
+      stretch = 1.0 + std::min(off * off, 100.0);
+    }
+    const double half = std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter);
+    const double reach = stretch * half * 1.02 + 0.75;
+    // A fibre thinner than a pixel is sampled densely (level 2), a wider tube with the usual
+    // four samples (level 1).
+    const std::uint8_t level = 2.0 * stretch * half < 1.0 ? 2 : 1;
+    if (!std::isfinite(reach) || !sa.pixel.allFinite() || !sb.pixel.allFinite()) continue;
+    const double x0 = std::max(0.0, std::floor(std::min(sa.pixel.x(), sb.pixel.x()) - reach));
+    const double x1 = std::min(w - 1.0, std::ceil(std::max(sa.pixel.x(), sb.pixel.x()) + reach));
+    const double y0 = std::max(0.0, std::floor(std::min(sa.pixel.y(), sb.pixel.y()) - top - reach));
+    const double y1 = std::min(h - 1.0, std::ceil(std::max(sa.pixel.y(), sb.pixel.y()) - top + reach));
+    if (x0 > x1 || y0 > y1) continue;
+    const Vec2 d = sb.pixel - sa.pixel;
+    const double len2 = d.squaredNorm();
+    for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
+      for (int x = static_cast<int>(x0); x <= static_cast<int>(x1); ++x) {
+        const Vec2 p(x + 0.5, y + top + 0.5);
+        const double u = len2 > 0.0 ? std::clamp((p - sa.pixel).dot(d) / len2, 0.0, 1.0) : 0.0;
+        if ((sa.pixel + u * d - p).squaredNorm() <= reach * reach) {
+          std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
+          m = std::max(m, level);
+        }
+      }
+    }
+  }
+}
+
+// The colour of one sample and what it shows (for the edge test): kind, object, shadowed.
+struct Sample {
+  Color color;
+  std::uint32_t key = 0;
+};
+
+Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direction, const Projector& proj,
+                 const WorldLights& lights, const RenderOptions& opt) {
+  Sample out;
+  if (!hit.hit()) {
+    out.color = opt.background;
+    return out;
+  }
+  const Vec3 v = -direction;
+  // The shadow ray leaves the surface a little off it (a fraction of the view's size). On a
+  // tube it leaves from the side of the tube facing the light, at the same cross-section: the
+  // tube's own shading already darkens its far side (shading.hpp), and a ray from there through
+  // the tube itself would darken it twice, in a pattern that crawls with the sample positions.
+  Vec3 from = hit.point + fs.bias * hit.normal;
+  if (hit.radius > 0.0) {
+    const Vec3 across = lights.key - lights.key.dot(hit.tangent) * hit.tangent;
+    if (across.norm() > 1e-6) {
+      const Vec3 axis = hit.point - hit.radius * hit.normal;
+      from = axis + (1.05 * hit.radius + fs.bias) * across.normalized();
+    }
+  }
+  const bool lit = !fs.rays.occluded(from, lights.key, 0.0, std::numeric_limits<double>::infinity());
+  const double vis = lit ? 1.0 : 0.0;
+  out.key = (static_cast<std::uint32_t>(hit.kind) << 28) | (static_cast<std::uint32_t>(hit.object & 0x7ffffff) << 1) |
+            (lit ? 1u : 0u);
+  switch (hit.kind) {
+    case SurfaceKind::Rod:
+      out.color = fibre_color(fs.rod_colors[static_cast<std::size_t>(hit.object)], hit.tangent, v, hit.normal, lights,
+                              opt.lighting, vis);
+      break;
+    case SurfaceKind::Ferrule:
+      out.color = surface_color(opt.ferrule_color, hit.normal, v, lights, opt.lighting, vis, 0.0, 0.5);
+      break;
+    case SurfaceKind::Handle:
+      out.color = surface_color(opt.handle_color, hit.normal, v, lights, opt.lighting, vis, 0.0, 0.15);
+      break;
+    case SurfaceKind::Collider: {
+      const std::size_t k = static_cast<std::size_t>(hit.object);
+      const Collider& c = fs.colliders[k];
+      const double occlusion = fs.rays.contact_occlusion(hit.point, hit.normal);
+      if (c.type != ColliderType::Plane) {
+        out.color = surface_color(opt.collider_color, hit.normal, v, lights, opt.lighting, vis, occlusion);
+        break;
+      }
+      // A plane: pale (the paper), with a grid whose lines are filtered over the pixel's
+      // footprint on the plane, so they stay thin and smooth towards the horizon.
+      Color base = mix(opt.background, opt.collider_color, 0.45);
+      const PlaneDraw& pd = fs.planes[k];
+      if (!pd.edge_on && pd.step > 0.0) {
+        const double footprint =
+            proj.pixel_size_at(proj.depth(hit.point)) / std::max(std::abs(hit.normal.dot(v)), 0.1);
+        const Vec3 rel = hit.point - pd.origin;
+        double line = 0.0;
+        for (const Vec3& e : {pd.e1, pd.e2}) {
+          const double u = rel.dot(e) / pd.step;
+          const double dist = std::abs(u - std::round(u)) * pd.step;
+          line = std::max(line, std::clamp(1.0 - dist / footprint, 0.0, 1.0));
+        }
+        // Fade the grid where a pixel spans several cells (towards the horizon).
+        line *= std::clamp(1.5 - 4.0 * footprint / pd.step, 0.0, 1.0);
+        base = mix(base, scale(opt.collider_color, 0.8), 0.3 * line);
+      }
+      out.color = surface_color(base, hit.normal, v, lights, opt.lighting, vis, occlusion);
+      break;
+    }
+    case SurfaceKind::None:
+      break;
+  }
+  return out;
+}
+
+Sample shade(const FrameScene& fs, const CameraRay& ray, const Projector& proj, const WorldLights& lights,
+             const RenderOptions& opt) {
+  return shade_hit(fs, fs.rays.intersect(ray.origin, ray.direction), ray.direction, proj, lights, opt);
+}
+
+// Fixed sample positions inside a pixel: a rotated grid for 2 x 2 (no two samples share a
+// row or column, so near-horizontal and near-vertical fibres get four distinct offsets), a
+// regular n x n grid otherwise.
+// Sixteen positions for pixels only a fibre thinner than a pixel crosses: a 4 x 4 grid whose
+// samples are shifted within their cells so that no two share a row or a column. With four
+// samples such a fibre would cover 0 or 1 of them from one pixel to the next and break into
+// dots; with sixteen its coverage steps by 1/16 and the line stays whole.
+std::vector<Vec2> dense_offsets() {
+  std::vector<Vec2> out;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) out.emplace_back((i + (j + 0.5) / 4.0) / 4.0, (j + (i + 0.5) / 4.0) / 4.0);
+  return out;
+}
+
+std::vector<Vec2> sample_offsets(int n) {
+  if (n <= 1) return {Vec2(0.5, 0.5)};
+  if (n == 2) return {Vec2(0.375, 0.125), Vec2(0.875, 0.375), Vec2(0.125, 0.625), Vec2(0.625, 0.875)};
+  std::vector<Vec2> out;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) out.emplace_back((i + 0.5) / n, (j + 0.5) / n);
+  return out;
+}
+
+// The mean colour of a pixel's samples. Samples that hit the same rod segment (or the same
+// collider) share the first one's shading and shadow ray: within a pixel the difference is
+// below what 8 bits show, and it saves most of the shading and shadow rays of a thin fibre.
+Color average(const FrameScene& fs, const Projector& proj, int x, int y, const std::vector<Vec2>& offsets,
+              const WorldLights& lights, const RenderOptions& opt) {
+  const std::size_t n = offsets.size();
+  std::vector<SurfaceHit> hits(n);
+  std::vector<Vec3> dirs(n);
+  if (n % 4 == 0) {
+    for (std::size_t first = 0; first < n; first += 4) {
+      std::array<Vec3, 4> o, d;
+      for (std::size_t i = 0; i < 4; ++i) {
+        const CameraRay ray = proj.ray(x + offsets[first + i].x(), proj.top() + y + offsets[first + i].y());
+        o[i] = ray.origin;
+        d[i] = ray.direction;
+        dirs[first + i] = ray.direction;
+      }
+      const std::array<SurfaceHit, 4> h = fs.rays.intersect4(o, d);
+      std::copy(h.begin(), h.end(), hits.begin() + static_cast<std::ptrdiff_t>(first));
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const CameraRay ray = proj.ray(x + offsets[i].x(), proj.top() + y + offsets[i].y());
+      dirs[i] = ray.direction;
+      hits[i] = fs.rays.intersect(ray.origin, ray.direction);
+    }
+  }
+  std::vector<Color> colors(n);
+  double r = 0.0, g = 0.0, b = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t same = i;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (hits[j].kind == hits[i].kind && hits[j].object == hits[i].object && hits[j].segment == hits[i].segment) {
+        same = j;
+        break;
+      }
+    }
+    colors[i] = same < i ? colors[same] : shade_hit(fs, hits[i], dirs[i], proj, lights, opt).color;
+    r += colors[i].r;
+    g += colors[i].g;
+    b += colors[i].b;
+  }
+  const double k = 1.0 / static_cast<double>(n);
+  return Color{r * k, g * k, b * k};
+}
+
+// Traces the picture (below the band) into `pixels` (W x view height, row-major).
+void trace(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
+           const Camera& camera, const RenderOptions& opt, const std::vector<RenderHandle>& handles,
+           std::vector<Rgb8>& pixels) {
+  const Projector proj = view_projector(camera, opt);
+  const int w = proj.width(), h = proj.height();
+  pixels.assign(static_cast<std::size_t>(w) * h, to_rgb8(opt.background));
+
+  // The float frame: centred on the target, in units of the view's size.
+  const double extent = view_extent(proj);
+  FrameScene fs(camera.target, extent > 0.0 && std::isfinite(extent) ? extent : 1.0);
+  fs.bias = 1e-5 * (extent > 0.0 && std::isfinite(extent) ? extent : 1.0);
+  std::vector<std::uint8_t> mask(pixels.size(), 0);
+
+  const int rod_count = static_cast<int>(frame.rods.size());
+  for (int r = 0; r < rod_count; ++r) {
+    const RodFrame& rod = frame.rods[static_cast<std::size_t>(r)];
+    fs.rod_colors.push_back(rod_color(r, rod_count, opt.palette));
+    const std::vector<double> radii =
+        widened_radii(rod.positions, manifest.rods[static_cast<std::size_t>(r)].radius, proj, opt);
+    fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true);
+    mark_tube(mask, proj, rod.positions, radii);
+  }
+  fs.parts = brush_parts(manifest, frame, handles);
+  for (std::size_t i = 0; i < fs.parts.size(); ++i) {
+    const BrushPart& part = fs.parts[i];
+    const SurfaceKind kind = part.kind == BrushPart::Kind::Ferrule ? SurfaceKind::Ferrule : SurfaceKind::Handle;
+    fs.rays.add_tube(kind, static_cast<int>(i), part.points, part.radii, false);
+    mark_tube(mask, proj, part.points, part.radii);
+  }
+  fs.colliders = colliders_at(colliders, handles, frame.time);
+  add_colliders(fs, proj);
+  for (const Collider& c : fs.colliders)
+    if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius});
+  if (fs.rays.empty()) return;
+  // Rods darken a collider within ten radii of their surface (occlusion.hpp: beyond that
+  // they hide under a tenth of the sky).
+  fs.rays.commit(10.0 * fs.rays.max_occluder_radius());
+
+  const WorldLights lights = world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
+  const std::vector<Vec2> many = sample_offsets(std::max(1, opt.supersampling));
+  const std::vector<Vec2> dense = opt.supersampling >= 2 ? dense_offsets() : many;
+  std::vector<std::uint32_t> keys(fs.has_solids ? pixels.size() : 0, 0);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * w + x;
+      if (mask[i]) {
+        pixels[i] = to_rgb8(average(fs, proj, x, y, mask[i] == 2 ? dense : many, lights, opt));
+      } else if (fs.has_solids) {
+        const Sample s = shade(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt);
+        pixels[i] = to_rgb8(s.color);
+        keys[i] = s.key;
+      }
+    }
+  }
+  if (!fs.has_solids || many.size() <= 1) return;
+  // Edges: a single-sampled pixel whose surface or shadow differs from a neighbour's.
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * w + x;
+      if (mask[i]) continue;
+      const std::uint32_t k = keys[i];
+      const bool edge = (x > 0 && !mask[i - 1] && keys[i - 1] != k) || (x + 1 < w && !mask[i + 1] && keys[i + 1] != k) ||
+                        (y > 0 && !mask[i - w] && keys[i - w] != k) || (y + 1 < h && !mask[i + w] && keys[i + w] != k);
+      if (edge) pixels[i] = to_rgb8(average(fs, proj, x, y, many, lights, opt));
+    }
+  }
+}
+
+Color band_color(const RenderOptions& opt) {
+  const Color& bg = opt.background;
+  const double luminance = 0.2126 * bg.r + 0.7152 * bg.g + 0.0722 * bg.b;
+  return luminance > 0.5 ? scale(bg, 0.93) : mix(bg, Color{1.0, 1.0, 1.0}, 0.08);
+}
+
+void draw_time_stamp(cairo_surface_t* surface, const std::string& text, const RenderOptions& opt, int band) {
+  cairo_t* cr = cairo_create(surface);
+  const Color bc = band_color(opt);
+  cairo_set_source_rgb(cr, bc.r, bc.g, bc.b);
+  cairo_rectangle(cr, 0, 0, opt.width, band);
   cairo_fill(cr);
-  cairo_pattern_destroy(pat);
-}
-
-void draw_capsule(cairo_t* cr, const Collider& c, const Projector& proj, const WorldLights& lights,
-                  const RenderOptions& opt) {
-  RodFrame axis;
-  axis.positions = {c.a, c.b};
-  RenderOptions o = opt;
-  o.min_line_width = 1.0;
-  o.tube_shading_width = 0.0;  // always a shaded tube
-  // A capsule is matte: no fibre highlight.
-  o.lighting.specular = 0.0;
-  const RodView v = view_rod(axis, c.radius, opt.collider_color, proj, o);
-  draw_segment(cr, v, 0, c.a, c.b, proj, lights, o);
-}
-
-// Face f of a box: axis f / 2, side +1 (f even) or -1. Corners in counter-clockwise order
-// seen from outside.
-std::array<Vec3, 4> box_face(const Collider& c, int f, Vec3* normal) {
-  const int k = f / 2;
-  const double sgn = (f % 2 == 0) ? 1.0 : -1.0;
-  const Vec3 nk = c.rotation.col(k);
-  const Vec3 u = c.rotation.col((k + 1) % 3) * c.half_extents[(k + 1) % 3];
-  const Vec3 w = c.rotation.col((k + 2) % 3) * c.half_extents[(k + 2) % 3];
-  const Vec3 fc = c.center + sgn * c.half_extents[k] * nk;
-  *normal = sgn * nk;
-  return {fc - u - w, fc + u - w, fc + u + w, fc - u + w};
-}
-
-void draw_box_face(cairo_t* cr, const Collider& c, int f, const Projector& proj,
-                   const WorldLights& lights, const RenderOptions& opt) {
-  Vec3 normal;
-  const std::array<Vec3, 4> corners = box_face(c, f, &normal);
-  std::vector<Vec3> poly = clip_near({corners.begin(), corners.end()}, proj);
-  if (poly.size() < 3) return;
-  path_polygon(cr, poly, proj);
-  set_color(cr, scale(opt.collider_color, std::min(1.05, lambert(normal, lights, opt.lighting))));
-  cairo_fill_preserve(cr);
-  cairo_set_line_width(cr, 1.0);
-  cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-  set_color(cr, scale(opt.collider_color, 0.55));
-  cairo_stroke(cr);
-}
-
-bool box_face_visible(const Collider& c, int f, const Projector& proj, double* depth) {
-  Vec3 normal;
-  const std::array<Vec3, 4> corners = box_face(c, f, &normal);
-  const Vec3 center = 0.25 * (corners[0] + corners[1] + corners[2] + corners[3]);
-  *depth = proj.depth(center);
-  return normal.dot(proj.to_eye(center)) > 1e-9;
-}
-
-void draw_time_stamp(cairo_t* cr, const std::string& text, const RenderOptions& opt) {
-  const double size = std::max(11.0, opt.height / 30.0);
+  const double size = 0.55 * band;
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size(cr, size);
   cairo_font_extents_t fe;
   cairo_font_extents(cr, &fe);
   const Color& bg = opt.background;
   const double luminance = 0.2126 * bg.r + 0.7152 * bg.g + 0.0722 * bg.b;
-  set_color(cr, luminance > 0.5 ? Color{0.18, 0.18, 0.2} : Color{0.9, 0.9, 0.9});
-  cairo_move_to(cr, 0.6 * size, 0.6 * size + fe.ascent);
+  const Color ink = luminance > 0.5 ? Color{0.18, 0.18, 0.2} : Color{0.9, 0.9, 0.9};
+  cairo_set_source_rgb(cr, ink.r, ink.g, ink.b);
+  cairo_move_to(cr, 0.6 * size, 0.5 * band + 0.5 * (fe.ascent - fe.descent));
   cairo_show_text(cr, text.c_str());
-}
-
-void draw(Canvas& canvas, const Manifest& manifest, const Frame& frame,
-          const std::vector<Collider>& colliders, const Camera& camera, const RenderOptions& opt) {
-  if (frame.rods.size() != manifest.rods.size()) {
-    throw RenderError("frame " + std::to_string(frame.index) + " has " +
-                      std::to_string(frame.rods.size()) + " rods, the manifest " +
-                      std::to_string(manifest.rods.size()));
-  }
-  cairo_t* cr = canvas.cr;
-  set_color(cr, opt.background);
-  cairo_paint(cr);
-
-  const Projector proj(camera, opt.width, opt.height);
-  const WorldLights lights =
-      world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
-
-  // Planes first: they are infinite and lie under everything.
-  for (const Collider& c : colliders) {
-    if (c.type == ColliderType::Plane) draw_plane(cr, c, proj, lights, opt);
-  }
-
-  // Everything else, depth sorted.
-  std::vector<Prim> prims;
-  for (std::size_t k = 0; k < colliders.size(); ++k) {
-    const Collider& c = colliders[k];
-    const int ki = static_cast<int>(k);
-    switch (c.type) {
-      case ColliderType::Plane:
-        break;
-      case ColliderType::Sphere:
-        if (!(c.radius > 0.0)) break;  // a point: nothing to see
-        prims.push_back({proj.depth(c.center), 0, ki * 8, PrimKind::Sphere, ki, 0});
-        break;
-      case ColliderType::Capsule:
-        if (!(c.radius > 0.0)) break;  // a segment: nothing to see
-        prims.push_back({proj.depth(0.5 * (c.a + c.b)), 0, ki * 8, PrimKind::Capsule, ki, 0});
-        break;
-      case ColliderType::Box:
-        for (int f = 0; f < 6; ++f) {
-          double depth;
-          if (box_face_visible(c, f, proj, &depth)) {
-            prims.push_back({depth, 0, ki * 8 + f, PrimKind::BoxFace, ki, f});
-          }
-        }
-        break;
-    }
-  }
-
-  const int rod_count = static_cast<int>(frame.rods.size());
-  std::vector<RodView> views;
-  views.reserve(frame.rods.size());
-  int order = 0;
-  for (int r = 0; r < rod_count; ++r) {
-    const RodFrame& rod = frame.rods[static_cast<std::size_t>(r)];
-    const double radius = manifest.rods[static_cast<std::size_t>(r)].radius;
-    views.push_back(view_rod(rod, radius, rod_color(r, rod_count, opt.palette), proj, opt));
-    for (std::size_t i = 0; i + 1 < rod.positions.size(); ++i, ++order) {
-      const Vec3 mid = 0.5 * (rod.positions[i] + rod.positions[i + 1]);
-      if (!mid.allFinite()) continue;
-      prims.push_back({proj.depth(mid), 1, order, PrimKind::Segment, r, static_cast<int>(i)});
-    }
-  }
-  std::sort(prims.begin(), prims.end(), [](const Prim& x, const Prim& y) {
-    if (x.depth != y.depth) return x.depth > y.depth;
-    if (x.group != y.group) return x.group < y.group;
-    return x.order < y.order;
-  });
-
-  for (const Prim& p : prims) {
-    switch (p.kind) {
-      case PrimKind::Segment: {
-        const RodFrame& rod = frame.rods[static_cast<std::size_t>(p.a)];
-        const std::size_t i = static_cast<std::size_t>(p.b);
-        draw_segment(cr, views[static_cast<std::size_t>(p.a)], i, rod.positions[i],
-                     rod.positions[i + 1], proj, lights, opt);
-        break;
-      }
-      case PrimKind::Sphere:
-        draw_sphere(cr, colliders[static_cast<std::size_t>(p.a)], proj, lights, opt);
-        break;
-      case PrimKind::Capsule:
-        draw_capsule(cr, colliders[static_cast<std::size_t>(p.a)], proj, lights, opt);
-        break;
-      case PrimKind::BoxFace:
-        draw_box_face(cr, colliders[static_cast<std::size_t>(p.a)], p.b, proj, lights, opt);
-        break;
-    }
-  }
-
-  if (opt.time_stamp) draw_time_stamp(cr, time_stamp_text(frame.time, manifest.frame_dt), opt);
-  cairo_surface_flush(canvas.surface);
-  if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-    throw RenderError(std::string("cairo failed: ") + cairo_status_to_string(cairo_status(cr)));
-  }
+  const cairo_status_t status = cairo_status(cr);
+  cairo_destroy(cr);
+  if (status != CAIRO_STATUS_SUCCESS) throw RenderError(std::string("cairo failed: ") + cairo_status_to_string(status));
 }
 
 void check_options(const RenderOptions& opt) {
@@ -552,7 +484,49 @@ void check_options(const RenderOptions& opt) {
   }
 }
 
+// The whole image on a cairo surface: the traced picture below the band, the time stamp in it.
+void draw(Canvas& canvas, const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
+          const Camera& camera, const RenderOptions& opt, const std::vector<RenderHandle>& handles) {
+  if (frame.rods.size() != manifest.rods.size()) {
+    throw RenderError("frame " + std::to_string(frame.index) + " has " +
+                      std::to_string(frame.rods.size()) + " rods, the manifest " +
+                      std::to_string(manifest.rods.size()));
+  }
+  const int band = time_stamp_band(opt);
+  std::vector<Rgb8> pixels;
+  trace(manifest, frame, colliders, camera, opt, handles, pixels);
+  cairo_surface_flush(canvas.surface);
+  const int stride = cairo_image_surface_get_stride(canvas.surface);
+  unsigned char* data = cairo_image_surface_get_data(canvas.surface);
+  const int h = opt.height - band;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < opt.width; ++x) {
+      const Rgb8& c = pixels[static_cast<std::size_t>(y) * opt.width + x];
+      const std::uint32_t p = 0xff000000u | (std::uint32_t{c.r} << 16) | (std::uint32_t{c.g} << 8) | std::uint32_t{c.b};
+      std::memcpy(data + static_cast<std::ptrdiff_t>(y + band) * stride + 4 * x, &p, 4);
+    }
+  }
+  cairo_surface_mark_dirty(canvas.surface);
+  if (band > 0) draw_time_stamp(canvas.surface, time_stamp_text(frame.time, manifest.frame_dt), opt, band);
+  cairo_surface_flush(canvas.surface);
+}
+
 }  // namespace
+
+int time_stamp_band(const RenderOptions& options) {
+  if (!options.time_stamp) return 0;
+  const int band = static_cast<int>(std::lround(1.7 * std::max(11.0, options.height / 30.0)));
+  return 3 * band <= options.height ? band : 0;
+}
+
+double view_aspect(const RenderOptions& options) {
+  return static_cast<double>(options.width) / std::max(1, options.height - time_stamp_band(options));
+}
+
+Projector view_projector(const Camera& camera, const RenderOptions& options) {
+  const int band = time_stamp_band(options);
+  return Projector(camera, options.width, std::max(1, options.height - band), band);
+}
 
 std::string time_stamp_text(double time, double frame_dt) {
   int decimals = 3;
@@ -567,12 +541,11 @@ std::string time_stamp_text(double time, double frame_dt) {
   return s.str();
 }
 
-Image render_image(const Manifest& manifest, const Frame& frame,
-                   const std::vector<Collider>& colliders, const Camera& camera,
-                   const RenderOptions& options) {
+Image render_image(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
+                   const Camera& camera, const RenderOptions& options, const std::vector<RenderHandle>& handles) {
   check_options(options);
   Canvas canvas(options.width, options.height);
-  draw(canvas, manifest, frame, colliders, camera, options);
+  draw(canvas, manifest, frame, colliders, camera, options, handles);
   Image image;
   image.width = options.width;
   image.height = options.height;
@@ -591,12 +564,12 @@ Image render_image(const Manifest& manifest, const Frame& frame,
   return image;
 }
 
-void render_frame(const Manifest& manifest, const Frame& frame,
-                  const std::vector<Collider>& colliders, const Camera& camera,
-                  const RenderOptions& options, const std::string& png_path) {
+void render_frame(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
+                  const Camera& camera, const RenderOptions& options, const std::string& png_path,
+                  const std::vector<RenderHandle>& handles) {
   check_options(options);
   Canvas canvas(options.width, options.height);
-  draw(canvas, manifest, frame, colliders, camera, options);
+  draw(canvas, manifest, frame, colliders, camera, options, handles);
   // Written whole: a temporary file in the same folder (the ".name.tmp" form io/ readers and
   // `bristle render --force` recognise), then renamed over the target, so an interrupted
   // render never leaves a truncated PNG behind.

@@ -87,7 +87,7 @@ void render_sequence(const Manifest& manifest, int first, int end, const FrameLo
   for_each_frame(end - first, jobs, [&](int i) {
     const int k = first + i;
     render_frame(manifest, load(k), setup.colliders, setup.camera, setup.options,
-                 out_dir + "/" + frame_image_name(k));
+                 out_dir + "/" + frame_image_name(k), setup.handles);
     const std::lock_guard<std::mutex> lock(progress_mutex);
     ++done;
     if (progress) progress(done);

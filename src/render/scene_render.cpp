@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "bristle/render/render_error.hpp"
+#include "bristle/render/render_frame.hpp"
 
 namespace bristle {
 
@@ -235,7 +236,10 @@ Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimens
     if (view_dir.norm() == 0.0) view_dir = fitted.target - fitted.position;
   }
   static const std::vector<PaddedPoint> kNone;
-  Camera cam = fit_camera_along(framed, view_dir, up, type, fov, aspect, 0.08, block.target ? kNone : points);
+  // The distance is fitted at the default field of view, so a given fov zooms (at a fitted
+  // distance the picture would otherwise look the same whatever the fov).
+  Camera cam = fit_camera_along(framed, view_dir, up, type, fitted.fov_deg, aspect, 0.08,
+                                block.target ? kNone : points);
   if (block.target) cam.target = *block.target;
   if (block.position) cam.position = *block.position;
   if (block.ortho_height) cam.ortho_height = *block.ortho_height;
@@ -247,9 +251,10 @@ Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimens
 RenderSetup render_setup_from_manifest(const Manifest& manifest, const Bounds& bounds) {
   RenderSetup setup;
   setup.colliders = colliders_from_scene(manifest.scene);
+  setup.handles = handles_from_scene(manifest.scene, manifest);
   const RenderBlock block = parse_render_block(manifest.scene);
   apply_render_block(block, setup.options);
-  const double aspect = static_cast<double>(setup.options.width) / setup.options.height;
+  const double aspect = view_aspect(setup.options);
   setup.camera = resolve_camera(block, bounds, manifest.dimension, aspect, scene_up(manifest.scene));
   setup.fps = block.fps;
   return setup;

@@ -55,17 +55,12 @@ Color hair_color(const Color& base, const Vec3& t, const Vec3& v, const WorldLig
   return combine(base, light, lighting.specular * key.specular);
 }
 
-Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& side, double s,
-                 const WorldLights& lights, const Lighting& lighting) {
-  const Vec3 v_perp = perpendicular_part(v, t);
-  if (v_perp.isZero()) return hair_color(base, t, v, lights, lighting);
-  Vec3 side_perp = perpendicular_part(side - side.dot(v_perp) * v_perp, t);
-  if (side_perp.isZero()) side_perp = t.cross(v_perp);
-  s = std::clamp(s, -1.0, 1.0);
-  const double c = std::sqrt(1.0 - s * s);
-  // The surface normal of the tube at the screen offset s across its width.
-  const Vec3 normal = s * side_perp + c * v_perp;
+namespace {
 
+// Tube shading at a known surface normal; c in [0, 1] is how squarely the surface faces the
+// eye (1 on the line nearest the eye, 0 at the silhouettes).
+Color tube_at_normal(const Color& base, const Vec3& t, const Vec3& v, const Vec3& normal, double c,
+                     const WorldLights& lights, const Lighting& lighting, double key_visibility) {
   const HairTerms key = kajiya_kay(t, lights.key, v, lighting.shininess);
   const double fill_fibre = sine(t.dot(lights.fill));
   // Across the width the fibre terms are redistributed by Lambert's law on the tube's normal,
@@ -77,7 +72,7 @@ Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& si
     if (reach < 1e-9) return 1.0;
     return 0.5 + 0.5 * std::max(0.0, normal.dot(l)) / reach;
   };
-  const double key_diffuse = key.diffuse * profile(lights.key);
+  const double key_diffuse = key.diffuse * profile(lights.key) * key_visibility;
   const double fill_diffuse = fill_fibre * profile(lights.fill);
   const double edge = 0.7 + 0.3 * c;  // ambient occlusion towards the silhouettes
 
@@ -87,7 +82,54 @@ Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& si
 
   const double light = lighting.ambient * edge + lighting.diffuse * key_diffuse +
                        lighting.fill * fill_diffuse;
-  return combine(base, light, lighting.specular * key.specular * band);
+  return combine(base, light, lighting.specular * key.specular * band * key_visibility);
+}
+
+}  // namespace
+
+Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& side, double s,
+                 const WorldLights& lights, const Lighting& lighting) {
+  const Vec3 v_perp = perpendicular_part(v, t);
+  if (v_perp.isZero()) return hair_color(base, t, v, lights, lighting);
+  Vec3 side_perp = perpendicular_part(side - side.dot(v_perp) * v_perp, t);
+  if (side_perp.isZero()) side_perp = t.cross(v_perp);
+  s = std::clamp(s, -1.0, 1.0);
+  const double c = std::sqrt(1.0 - s * s);
+  // The surface normal of the tube at the screen offset s across its width.
+  const Vec3 normal = s * side_perp + c * v_perp;
+  return tube_at_normal(base, t, v, normal, c, lights, lighting, 1.0);
+}
+
+Color fibre_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& normal, const WorldLights& lights,
+                  const Lighting& lighting, double key_visibility) {
+  const Vec3 v_perp = perpendicular_part(v, t);
+  if (v_perp.isZero()) {
+    const HairTerms key = kajiya_kay(t, lights.key, v, lighting.shininess);
+    const double light = lighting.ambient + lighting.diffuse * key.diffuse * key_visibility +
+                         lighting.fill * sine(t.dot(lights.fill));
+    return combine(base, light, lighting.specular * key.specular * key_visibility);
+  }
+  // The normal's part across the tube (a hit on a round joint may lean along t).
+  Vec3 across = perpendicular_part(normal, t);
+  if (across.isZero()) across = v_perp;
+  const double c = std::clamp(across.dot(v_perp), 0.0, 1.0);
+  return tube_at_normal(base, t, v, across, c, lights, lighting, key_visibility);
+}
+
+Color surface_color(const Color& base, const Vec3& n, const Vec3& v, const WorldLights& lights,
+                    const Lighting& lighting, double key_visibility, double occlusion, double gloss) {
+  const double open = 1.0 - lighting.contact_shadow * std::clamp(occlusion, 0.0, 1.0);
+  const double key = std::max(0.0, n.dot(lights.key)) * key_visibility;
+  const double fill = std::max(0.0, n.dot(lights.fill));
+  // Matte surfaces get more ambient light than fibres (they are large and pale, and must not
+  // fall to black where the key light grazes them).
+  const double light = (lighting.ambient + 0.25) * open + lighting.diffuse * key + lighting.fill * fill * open;
+  double highlight = 0.0;
+  if (gloss > 0.0 && key > 0.0) {
+    const Vec3 h = (lights.key + v).normalized();
+    highlight = gloss * std::pow(std::max(0.0, n.dot(h)), 4.0 * lighting.shininess) * key_visibility;
+  }
+  return combine(base, light, highlight);
 }
 
 }  // namespace bristle

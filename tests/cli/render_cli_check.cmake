@@ -1,6 +1,7 @@
 # Checks of `bristle render`, `bristle export` and `bristle batch` that need more than an exit
 # code (tests/cli/render_cli_tests.cmake). Prints "CHECK FAILED: ..." on any failed check.
 #   cmake -DBRISTLE=... -DMODE=jobs   -DOUT=<output folder> -DWORK=<scratch> -DFRAMES=<n> -P render_cli_check.cmake
+#   cmake -DBRISTLE=... -DMODE=fov    -DOUT=<output folder> -DWORK=<scratch> -DFRAME=<k> -P render_cli_check.cmake
 #   cmake -DBRISTLE=... -DMODE=export -DOUT=<output folder> -DWORK=<scratch> -DFRAMES=<n> -P ...
 #   cmake -DBRISTLE=... -DMODE=batch  -DVALID=a.json -DINVALID=b.json -DWORK=<scratch> -P ...
 #   cmake -DBRISTLE=... -DMODE=batch_render -DSCENE=a.json -DWORK=<scratch> -DFRAMES=<n> -P ...
@@ -66,6 +67,27 @@ if(MODE STREQUAL "jobs")
     endif()
   else()
     message("ffmpeg not installed: --video not exercised")
+  endif()
+
+elseif(MODE STREQUAL "fov")
+  # --fov zooms: the eye stays where the fit put it, so a narrower field of view gives another
+  # picture (the rods larger), and the same --fov twice gives the same bytes.
+  run_bristle(0 render "${OUT}" -o "${WORK}/default" --frames ${FRAME} --width 192 --height 108 --quiet)
+  run_bristle(0 render "${OUT}" -o "${WORK}/fov10" --frames ${FRAME} --width 192 --height 108 --fov 10 --quiet)
+  run_bristle(0 render "${OUT}" -o "${WORK}/fov10b" --frames ${FRAME} --width 192 --height 108 --fov 10 --quiet -j 2)
+  set(name "")
+  string(LENGTH "000000${FRAME}" len)
+  math(EXPR start "${len} - 6")
+  string(SUBSTRING "000000${FRAME}" ${start} 6 name)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORK}/default/${name}.png" "${WORK}/fov10/${name}.png"
+                  RESULT_VARIABLE differ)
+  if(differ EQUAL 0)
+    fail("--fov 10 drew the same image as the default field of view")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORK}/fov10/${name}.png" "${WORK}/fov10b/${name}.png"
+                  RESULT_VARIABLE differ)
+  if(NOT (differ EQUAL 0))
+    fail("--fov 10 drew different images with -j 1 and -j 2")
   endif()
 
 elseif(MODE STREQUAL "export")

@@ -53,6 +53,8 @@ endfunction()
 # -j 1 and -j 2 give byte-identical PNGs: a 2D scene (orthographic, in its plane) and a 3D one.
 bristle_render_cli_check(render_jobs_2d jobs -DOUT=${_golden}/curl_2d -DFRAMES=21)
 bristle_render_cli_check(render_jobs_3d jobs -DOUT=${_golden}/swing_3d -DFRAMES=16)
+# --fov zooms (the camera keeps its fitted eye) rather than refitting the distance.
+bristle_render_cli_check(render_fov_zooms fov -DOUT=${_golden}/swing_3d -DFRAME=15)
 bristle_render_cli_check(export_formats export -DOUT=${_golden}/swing_3d -DFRAMES=16)
 # Two scenes, the second invalid: the first completes, the second is reported, exit code 1.
 bristle_render_cli_check(batch_one_invalid batch -DVALID=${_scenes}/rod_3d_straight.json

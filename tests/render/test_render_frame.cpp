@@ -30,9 +30,9 @@ RenderOptions small_options() {
   return o;
 }
 
-// The pixel holding a world point.
-Rgb8 pixel_at(const Image& img, const Camera& cam, const Vec3& p) {
-  const Projector proj(cam, img.width, img.height);
+// The pixel holding a world point (the view lies below the time stamp band, if any).
+Rgb8 pixel_at(const Image& img, const Camera& cam, const RenderOptions& opt, const Vec3& p) {
+  const Projector proj = view_projector(cam, opt);
   const Vec2 px = proj.project(p).pixel;
   return img.at(static_cast<int>(std::floor(px.x())), static_cast<int>(std::floor(px.y())));
 }
@@ -55,7 +55,7 @@ TEST_CASE("render: a frame's PNG decodes at the requested size, rods drawn, corn
     add_straight_rod(m, f, "a", Vec3(-0.01, 0.0, 0.0), Vec3(0.01, 0.004, 0.0), 9, 0.0004);
     add_straight_rod(m, f, "b", Vec3(-0.01, -0.004, 0.0), Vec3(0.01, 0.0, 0.0), 9, 0.0002);
     const RenderOptions opt = small_options();
-    const Camera cam = fit_camera(frame_bounds(m, f), dim, double(opt.width) / opt.height);
+    const Camera cam = fit_camera(frame_bounds(m, f), dim, view_aspect(opt));
     CHECK(cam.type == (dim == 2 ? ProjectionType::Orthographic : ProjectionType::Perspective));
 
     const std::string png = render_scratch_dir("frame" + std::to_string(dim)) + "/frame.png";
@@ -65,11 +65,12 @@ TEST_CASE("render: a frame's PNG decodes at the requested size, rods drawn, corn
     REQUIRE(img.height == 200);
     const Rgb8 bg = to_rgb8(opt.background);
     for (const RodFrame& rod : f.rods) {
-      for (const Vec3& p : rod.positions) CHECK(pixel_at(img, cam, p) != bg);
+      for (const Vec3& p : rod.positions) CHECK(pixel_at(img, cam, opt, p) != bg);
     }
-    // The time stamp is at the top left; the other corners are far from every rod.
+    // The time stamp band runs along the top; the bottom corners are far from every rod.
     CHECK(img.at(img.width - 1, img.height - 1) == bg);
-    CHECK(img.at(img.width - 1, 0) == bg);
+    CHECK(img.at(img.width - 1, 0) != bg);
+    CHECK(img.at(img.width - 1, time_stamp_band(opt)) == bg);
     CHECK(img.at(0, img.height - 1) == bg);
     // The image written equals the one rendered in memory.
     const Image mem = render_image(m, f, {}, cam, opt);
@@ -124,7 +125,7 @@ TEST_CASE("render: colliders change the pixels where they project") {
     s.center = Vec3(0.0, 0.02, 0.0);
     s.radius = 0.01;
     const Image img = render_image(m, f, {s}, cam, opt);
-    CHECK(pixel_at(img, cam, s.center) != bg);
+    CHECK(pixel_at(img, cam, opt, s.center) != bg);
     CHECK(img.at(0, 0) == bg);
     CHECK(img.at(img.width - 1, img.height - 1) == bg);
   }
@@ -134,8 +135,8 @@ TEST_CASE("render: colliders change the pixels where they project") {
     p.point = Vec3(0.0, 0.0, 0.0);
     p.normal = Vec3(0.0, 1.0, 0.0);
     const Image img = render_image(m, f, {p}, cam, opt);
-    CHECK(pixel_at(img, cam, Vec3(0.0, 0.0, 0.0)) != bg);
-    CHECK(pixel_at(img, cam, Vec3(0.03, 0.0, 0.02)) != bg);
+    CHECK(pixel_at(img, cam, opt, Vec3(0.0, 0.0, 0.0)) != bg);
+    CHECK(pixel_at(img, cam, opt, Vec3(0.03, 0.0, 0.02)) != bg);
     CHECK(img.at(img.width / 2, 0) == bg);  // the sky above the horizon
   }
   SUBCASE("capsule") {
@@ -145,7 +146,7 @@ TEST_CASE("render: colliders change the pixels where they project") {
     c.b = Vec3(0.02, 0.02, 0.0);
     c.radius = 0.004;
     const Image img = render_image(m, f, {c}, cam, opt);
-    CHECK(pixel_at(img, cam, Vec3(0.0, 0.02, 0.0)) != bg);
+    CHECK(pixel_at(img, cam, opt, Vec3(0.0, 0.02, 0.0)) != bg);
     CHECK(img.at(0, 0) == bg);
   }
   SUBCASE("box") {
@@ -155,7 +156,7 @@ TEST_CASE("render: colliders change the pixels where they project") {
     c.half_extents = Vec3(0.01, 0.005, 0.01);
     c.rotation = Eigen::AngleAxisd(0.3, Vec3::UnitY()).toRotationMatrix();
     const Image img = render_image(m, f, {c}, cam, opt);
-    CHECK(pixel_at(img, cam, c.center + Vec3(0.0, 0.005, 0.0)) != bg);
+    CHECK(pixel_at(img, cam, opt, c.center + Vec3(0.0, 0.005, 0.0)) != bg);
     CHECK(img.at(0, 0) == bg);
   }
   SUBCASE("2D plane, sphere and box seen edge-on / face-on") {
@@ -174,14 +175,14 @@ TEST_CASE("render: colliders change the pixels where they project") {
     box.center = Vec3(-0.02, 0.03, 0.0);
     box.half_extents = Vec3(0.005, 0.005, 0.0);
     const Image img = render_image(m2, f, {ground, s, box}, cam2, opt);
-    CHECK(pixel_at(img, cam2, Vec3(0.0, -0.002, 0.0)) != bg);  // inside the solid half plane
-    CHECK(pixel_at(img, cam2, s.center) != bg);
-    CHECK(pixel_at(img, cam2, box.center) != bg);
-    CHECK(pixel_at(img, cam2, Vec3(0.0, 0.045, 0.0)) == bg);  // open space above
+    CHECK(pixel_at(img, cam2, opt, Vec3(0.0, -0.002, 0.0)) != bg);  // inside the solid half plane
+    CHECK(pixel_at(img, cam2, opt, s.center) != bg);
+    CHECK(pixel_at(img, cam2, opt, box.center) != bg);
+    CHECK(pixel_at(img, cam2, opt, Vec3(0.0, 0.045, 0.0)) == bg);  // open space above
   }
 }
 
-TEST_CASE("render: thin rods are drawn at least min_line_width wide") {
+TEST_CASE("render: a rod far thinner than a pixel vanishes unless min_line_width widens it") {
   Manifest m = empty_manifest(3);
   Frame f;
   add_straight_rod(m, f, "hair", Vec3(-0.01, 0.0, 0.0), Vec3(0.01, 0.0, 0.0), 5, 1e-9);
@@ -191,8 +192,10 @@ TEST_CASE("render: thin rods are drawn at least min_line_width wide") {
   b.extend(Vec3(-0.01, -0.01, -0.01));
   b.extend(Vec3(0.01, 0.01, 0.01));
   const Camera cam = fit_camera(b, 3);
+  CHECK(all_background(render_image(m, f, {}, cam, opt), to_rgb8(opt.background)));
+  opt.min_line_width = 1.25;
   const Image img = render_image(m, f, {}, cam, opt);
-  CHECK(pixel_at(img, cam, Vec3(0.0, 0.0, 0.0)) != to_rgb8(opt.background));
+  CHECK(pixel_at(img, cam, opt, Vec3(0.0, 0.0, 0.0)) != to_rgb8(opt.background));
 }
 
 TEST_CASE("render: nearer rods are drawn over farther ones, whatever their order") {
@@ -220,9 +223,9 @@ TEST_CASE("render: nearer rods are drawn over farther ones, whatever their order
       opt.palette = {blue, red};
     }
     const Image img = render_image(m, f, {}, cam, opt);
-    const Rgb8 c = pixel_at(img, cam, Vec3(0.0, 0.0, 0.0));
+    const Rgb8 c = pixel_at(img, cam, opt, Vec3(0.0, 0.0, 0.0));
     CHECK(c.r > c.b);
-    const Rgb8 blue_only = pixel_at(img, cam, Vec3(0.0, 0.006, 0.0));
+    const Rgb8 blue_only = pixel_at(img, cam, opt, Vec3(0.0, 0.006, 0.0));
     CHECK(blue_only.b > blue_only.r);
   }
 }

@@ -54,6 +54,20 @@ RenderSetup setup_for(const Sequence& s, const FrameLoader& load) {
   sphere.center = Vec3(0.01, -0.01, 0.0);
   sphere.radius = 0.004;
   setup.colliders.push_back(sphere);
+  // A ground the rods' shadows and contact shadows fall on, and a handle carrying rod "a" (a
+  // brush drawn at its root) and moving the sphere: every part of the ray tracer runs on
+  // several threads at once.
+  Collider ground;
+  ground.type = ColliderType::Plane;
+  ground.point = Vec3(0.0, -0.0215, 0.0);
+  ground.normal = Vec3::UnitY();
+  setup.colliders.push_back(ground);
+  RenderHandle handle;
+  handle.handle.keys = {HandleKey{}, HandleKey{0.1, Vec3(0.0, 0.0, 0.005)}};
+  handle.rods = {0};
+  handle.fixed = {{0, 1}};
+  handle.colliders = {0};
+  setup.handles.push_back(handle);
   setup.camera = fit_camera(sequence_bounds(s.manifest, static_cast<int>(s.frames.size()), load), 3, 200.0 / 120.0);
   return setup;
 }

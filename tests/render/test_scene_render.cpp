@@ -151,3 +151,24 @@ TEST_CASE("render scene: setup from a manifest") {
   CHECK(setup.colliders.size() == 1);
   CHECK(setup.camera.type == ProjectionType::Orthographic);
 }
+
+TEST_CASE("render scene: a given fov zooms from the fitted eye instead of refitting it") {
+  Bounds b;
+  b.extend(Vec3(-0.02, -0.01, -0.01));
+  b.extend(Vec3(0.03, 0.02, 0.01));
+  const RenderBlock fitted_block;
+  RenderBlock zoomed_block;
+  zoomed_block.fov_deg = 10.0;
+  const Camera fitted = resolve_camera(fitted_block, b, 3, 16.0 / 9.0, Vec3::UnitY());
+  const Camera zoomed = resolve_camera(zoomed_block, b, 3, 16.0 / 9.0, Vec3::UnitY());
+  CHECK(zoomed.fov_deg == 10.0);
+  CHECK((zoomed.position - fitted.position).norm() < 1e-12);
+  CHECK((zoomed.target - fitted.target).norm() < 1e-12);
+  // A length at the target looks tan(15 deg) / tan(5 deg) = 3.06 times longer.
+  const double kDeg = 3.14159265358979323846 / 180.0;
+  const Projector wide(fitted, 640, 360), narrow(zoomed, 640, 360);
+  const Vec3 a = fitted.target, c = fitted.target + 0.001 * wide.right();
+  const double ratio = (narrow.project(c).pixel - narrow.project(a).pixel).norm() /
+                       (wide.project(c).pixel - wide.project(a).pixel).norm();
+  CHECK(ratio == doctest::Approx(std::tan(15.0 * kDeg) / std::tan(5.0 * kDeg)).epsilon(1e-6));
+}

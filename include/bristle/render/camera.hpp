@@ -88,10 +88,18 @@ struct ScreenPoint {
   double pixels_per_meter = 0.0; ///< the scale of a small length at this depth, across the view
 };
 
-/// The camera bound to an image size: projects points to pixels.
+/// A ray from the camera: origin and unit direction [m].
+struct CameraRay {
+  Vec3 origin = Vec3::Zero();
+  Vec3 direction = Vec3::UnitZ();
+};
+
+/// The camera bound to a view of width x height pixels whose top row is row `top` of the
+/// image (the rows above hold the time stamp band): projects points to image pixels, and
+/// casts the ray through an image point.
 class Projector {
  public:
-  Projector(const Camera& camera, int width, int height);
+  Projector(const Camera& camera, int width, int height, int top = 0);
 
   /// The depth below which points are behind the eye (perspective), [m].
   double near_depth() const { return near_; }
@@ -101,6 +109,11 @@ class Projector {
   ScreenPoint project(const Vec3& p) const;
   /// Unit vector from p towards the eye (orthographic: -forward everywhere).
   Vec3 to_eye(const Vec3& p) const;
+  /// The ray through the image point (px, py) [px, y down]: the inverse of project. A
+  /// perspective ray starts at the eye, an orthographic one on the plane through the eye.
+  CameraRay ray(double px, double py) const;
+  /// World size of one pixel at depth z, across the view [m].
+  double pixel_size_at(double depth) const;
   /// The world direction of a screen direction (dx right, dy down).
   Vec3 screen_to_world_direction(double dx, double dy) const { return dx * right_ - dy * up_; }
 
@@ -109,11 +122,12 @@ class Projector {
   const Vec3& up() const { return up_; }
   const Vec3& forward() const { return forward_; }
   int width() const { return width_; }
-  int height() const { return height_; }
+  int height() const { return height_; }  ///< of the view, not counting the rows above it
+  int top() const { return top_; }
 
  private:
   Camera camera_;
-  int width_ = 0, height_ = 0;
+  int width_ = 0, height_ = 0, top_ = 0;
   Vec3 right_, up_, forward_;
   double focal_px_ = 0.0;  ///< F (perspective) or S (orthographic)
   double near_ = 0.0;

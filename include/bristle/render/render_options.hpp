@@ -1,5 +1,5 @@
 #pragma once
-/// What a rendered image looks like apart from the camera: size, colours, line widths,
+/// What a rendered image looks like apart from the camera: size, colours, sampling,
 /// lighting. Defaults give a 960x540 image on a light background (docs/rendering.md).
 
 #include <vector>
@@ -22,24 +22,32 @@ struct Lighting {
   double fill = 0.15;           ///< fill light diffuse weight
   double specular = 0.30;       ///< k_s, weight of the (white) highlight
   double shininess = 24.0;      ///< p, the highlight's exponent
+  /// Ambient light a collider keeps where rods crowd it: 1 - contact_shadow * occlusion, the
+  /// occlusion from occlusion.hpp. 0 turns the contact shadow off.
+  double contact_shadow = 0.85;
 };
 
 struct RenderOptions {
   int width = 960;   ///< [px]
   int height = 540;  ///< [px]
   Color background = color_from_rgb8(0xf5, 0xf3, 0xef);
-  /// Rods are drawn at their projected diameter but never thinner than this [px], so thin
-  /// bristles stay visible.
-  double min_line_width = 1.25;
-  /// Rods at least this wide [px] are drawn as shaded tubes (light across the width);
-  /// thinner ones as flat strokes of the Kajiya-Kay colour.
-  double tube_shading_width = 3.0;
-  /// Draw "t = 1.234 s" in the top-left corner.
+  /// Rods are traced at their true radius. A positive value widens a rod wherever its
+  /// projected diameter is below this [px] (a thicker tube, traced like any other); 0, the
+  /// default, draws every rod as thick as it is, sub-pixel fibres by their pixel coverage.
+  double min_line_width = 0.0;
+  /// Samples per pixel along each axis where a rod may be seen, and on the edges of colliders
+  /// and shadows: 2 gives four samples per pixel (a rotated grid); elsewhere one sample.
+  int supersampling = 2;
+  /// Draw "t = 1.234 s" in a band along the top of the image, outside the picture.
   bool time_stamp = true;
   /// Per-rod colours, cycled; empty: the default palette (color.hpp rod_color).
   std::vector<Color> palette;
   /// Colour of the colliders.
   Color collider_color = color_from_rgb8(0x9a, 0xa3, 0xad);
+  /// Colours of the brush drawn at a handle that carries rods: the ferrule holding the
+  /// bristles and the wooden handle above it.
+  Color ferrule_color = color_from_rgb8(0xb4, 0xb8, 0xbe);
+  Color handle_color = color_from_rgb8(0x8a, 0x5a, 0x36);
   Lighting lighting;
 };
 

@@ -28,6 +28,7 @@
 #include "bristle/io/frame.hpp"
 #include "bristle/model/collider.hpp"
 #include "bristle/render/camera.hpp"
+#include "bristle/render/handle_shapes.hpp"
 #include "bristle/render/render_options.hpp"
 
 namespace bristle {
@@ -68,7 +69,9 @@ void apply_render_block(const RenderBlock& block, RenderOptions& options);
 /// The camera for `bounds` seen in an image of the given aspect: fit_camera for the
 /// dimension, then the block's camera fields on top. A given position keeps its view
 /// direction; a missing target is the box centre; a missing orthographic height (or, with no
-/// position, a missing distance) is fitted to the box.
+/// position, a missing distance) is fitted to the box. The distance is fitted with the
+/// default field of view (30 deg), and a given `fov` then applies from there: a smaller fov
+/// zooms in, a larger one out, as a camera's lens would.
 /// `points` (optional: the vertices inside `bounds`) tighten the fit as in fit_camera; they
 /// are not used when the block gives the target.
 Camera resolve_camera(const RenderBlock& block, const Bounds& bounds, int dimension,
@@ -80,10 +83,11 @@ struct RenderSetup {
   Camera camera;
   RenderOptions options;
   std::vector<Collider> colliders;
+  std::vector<RenderHandle> handles;  ///< the scene's handles (moving colliders, brushes)
   std::optional<double> fps;  ///< the block's video frame rate, when given
 };
 
-/// From the manifest's scene: colliders, `render` block, and the camera fitted to `bounds`
+/// From the manifest's scene: colliders, handles, `render` block, and the camera fitted to `bounds`
 /// (the box of every frame, see frame_bounds) with the scene's up (scene_up).
 RenderSetup render_setup_from_manifest(const Manifest& manifest, const Bounds& bounds);
 

@@ -55,6 +55,20 @@ Color hair_color(const Color& base, const Vec3& t, const Vec3& v, const WorldLig
 Color tube_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& side, double s,
                  const WorldLights& lights, const Lighting& lighting);
 
+/// The colour of a traced rod at a surface point with unit normal `normal` (tube_color with
+/// the normal given rather than rebuilt from the screen offset). `key_visibility` in [0, 1]
+/// scales the key light's diffuse and specular terms: 0 where a shadow ray to the key light
+/// is blocked.
+Color fibre_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& normal, const WorldLights& lights,
+                  const Lighting& lighting, double key_visibility = 1.0);
+
+/// A matte surface (colliders, the brush's handle) with unit normal n: Lambert's law for the
+/// key and fill lights, the key scaled by `key_visibility`, the ambient and fill light by
+/// (1 - lighting.contact_shadow * occlusion), occlusion in [0, 1] from occlusion.hpp; plus a
+/// faint Blinn-Phong highlight of weight `gloss` towards the eye direction v.
+Color surface_color(const Color& base, const Vec3& n, const Vec3& v, const WorldLights& lights,
+                    const Lighting& lighting, double key_visibility, double occlusion, double gloss = 0.0);
+
 /// Clamp each channel to [0, 1].
 Color clamp01(const Color& c);
 

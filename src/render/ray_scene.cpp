@@ -1,0 +1,342 @@
+#include "bristle/render/ray_scene.hpp"
+
+#include <embree3/rtcore.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <string>
+
+#include "bristle/render/occlusion.hpp"
+#include "bristle/render/render_error.hpp"
+
+namespace bristle {
+
+namespace {
+
+// Geometry ids: attached in this order, by id, so they never depend on attachment history.
+constexpr unsigned kCurves = 0, kSpheres = 1, kTriangles = 2;
+
+// Tube segments are cut into pieces at most this many radii long (see add_tube).
+constexpr double kPieceRadii = 8.0;
+
+// Coordinates beyond this (after the shift and scale) do not fit single precision usefully.
+constexpr double kMaxLocal = 1e18;
+
+// The process's Embree device. One build thread: the BVH of a frame is then built by one
+// sequence of operations whichever thread asks, and builds of different frames on different
+// threads do not share Embree's worker pool.
+RTCDevice device() {
+  static std::once_flag once;
+  static RTCDevice dev = nullptr;
+  std::call_once(once, [] { dev = rtcNewDevice("threads=1"); });
+  if (!dev) throw RenderError("cannot start Embree (rtcNewDevice failed: " + std::to_string(rtcGetDeviceError(nullptr)) + ")");
+  return dev;
+}
+
+void check(const char* what) {
+  const RTCError e = rtcGetDeviceError(device());
+  if (e != RTC_ERROR_NONE) throw RenderError(std::string("Embree failed to ") + what + " (error " + std::to_string(e) + ")");
+}
+
+bool fits(const Vec3& local) { return local.allFinite() && local.cwiseAbs().maxCoeff() < kMaxLocal; }
+
+}  // namespace
+
+struct RayScene::Impl {
+  RTCScene scene = nullptr;
+  // Curves: float4 (x, y, z, radius) vertices, the first vertex of each segment.
+  std::vector<float> curve_vertices;
+  std::vector<unsigned> curve_indices;
+  std::vector<int> curve_segment;  // primID -> index into segments_
+  std::vector<float> sphere_vertices;
+  std::vector<int> sphere_object;
+  std::vector<float> mesh_vertices;
+  std::vector<unsigned> mesh_indices;
+  std::vector<int> mesh_object;  // primID -> collider
+  bool committed = false;
+};
+
+RayScene::RayScene(const Vec3& origin, double scale)
+    : impl_(new Impl), origin_(origin), scale_(scale > 0.0 && std::isfinite(scale) ? scale : 1.0) {}
+
+RayScene::~RayScene() {
+  if (impl_->scene) rtcReleaseScene(impl_->scene);
+}
+
+bool RayScene::empty() const {
+  return impl_->curve_indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
+}
+
+void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
+                        const std::vector<double>& radii, bool occludes_contact) {
+  Impl& m = *impl_;
+  const std::size_t n = std::min(points.size(), radii.size());
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const Vec3 a = (points[i] - origin_) / scale_, b = (points[i + 1] - origin_) / scale_;
+    const double ra = radii[i] / scale_, rb = radii[i + 1] / scale_;
+    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb)) continue;
+    // Each segment gets its own two vertices and no neighbour flags: a round linear segment is
+    // then a cone capped by the spheres of its end vertices, the tube's joints included, and a
+    // left-out segment never joins its neighbours.
+    // Long thin segments are cut into pieces no longer than a few radii: the BVH's boxes
+    // then hug the tube instead of enclosing a long diagonal box of empty space, which a
+    // dense brush would otherwise make every ray test many times over.
+    const double piece = kPieceRadii * std::max({ra, rb, 1e-12});
+    const int pieces = static_cast<int>(std::clamp(std::ceil((b - a).norm() / piece), 1.0, 64.0));
+    for (int k = 0; k < pieces; ++k) {
+      const double u0 = static_cast<double>(k) / pieces, u1 = static_cast<double>(k + 1) / pieces;
+      m.curve_indices.push_back(static_cast<unsigned>(m.curve_vertices.size() / 4));
+      for (const double u : {u0, u1}) {
+        const Vec3 p = a + u * (b - a);
+        const double r = ra + u * (rb - ra);
+        m.curve_vertices.insert(m.curve_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
+                                                         static_cast<float>(p.z()), static_cast<float>(r)});
+      }
+      m.curve_segment.push_back(static_cast<int>(segments_.size()));
+    }
+    segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
+                                occludes_contact});
+    if (occludes_contact) max_occluder_radius_ = std::max({max_occluder_radius_, radii[i], radii[i + 1]});
+  }
+}
+
+void RayScene::add_sphere(int object, const Vec3& center, double radius) {
+  const Vec3 c = (center - origin_) / scale_;
+  const double r = radius / scale_;
+  if (!fits(c) || !(r > 0.0) || !std::isfinite(r)) return;
+  impl_->sphere_vertices.insert(impl_->sphere_vertices.end(), {static_cast<float>(c.x()), static_cast<float>(c.y()),
+                                                               static_cast<float>(c.z()), static_cast<float>(r)});
+  impl_->sphere_object.push_back(object);
+}
+
+void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
+                             const std::vector<std::array<int, 3>>& triangles) {
+  Impl& m = *impl_;
+  const unsigned base = static_cast<unsigned>(m.mesh_vertices.size() / 3);
+  for (const Vec3& v : vertices) {
+    const Vec3 l = (v - origin_) / scale_;
+    if (!fits(l)) return;  // a mesh beyond single precision is left out whole
+  }
+  for (const Vec3& v : vertices) {
+    const Vec3 l = (v - origin_) / scale_;
+    m.mesh_vertices.insert(m.mesh_vertices.end(),
+                           {static_cast<float>(l.x()), static_cast<float>(l.y()), static_cast<float>(l.z())});
+  }
+  for (const auto& t : triangles) {
+    for (int k : t) m.mesh_indices.push_back(base + static_cast<unsigned>(k));
+    m.mesh_object.push_back(object);
+  }
+}
+
+std::int64_t RayScene::cell_key(const Vec3& p) const {
+  // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
+  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
+  return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
+}
+
+void RayScene::commit(double contact_reach) {
+  Impl& m = *impl_;
+  if (m.committed) return;
+  m.committed = true;
+  RTCDevice dev = device();
+  m.scene = rtcNewScene(dev);
+  rtcSetSceneFlags(m.scene, RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(m.scene, RTC_BUILD_QUALITY_MEDIUM);
+  if (!m.curve_indices.empty()) {
+    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
+                                                          4 * sizeof(float), m.curve_vertices.size() / 4));
+    std::copy(m.curve_vertices.begin(), m.curve_vertices.end(), v);
+    auto* i = static_cast<unsigned*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT,
+                                                             sizeof(unsigned), m.curve_indices.size()));
+    std::copy(m.curve_indices.begin(), m.curve_indices.end(), i);
+    rtcCommitGeometry(g);
+    rtcAttachGeometryByID(m.scene, g, kCurves);
+    rtcReleaseGeometry(g);
+  }
+  if (!m.sphere_object.empty()) {
+    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_SPHERE_POINT);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
+                                                          4 * sizeof(float), m.sphere_object.size()));
+    std::copy(m.sphere_vertices.begin(), m.sphere_vertices.end(), v);
+    rtcCommitGeometry(g);
+    rtcAttachGeometryByID(m.scene, g, kSpheres);
+    rtcReleaseGeometry(g);
+  }
+  if (!m.mesh_object.empty()) {
+    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_TRIANGLE);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                                          3 * sizeof(float), m.mesh_vertices.size() / 3));
+    std::copy(m.mesh_vertices.begin(), m.mesh_vertices.end(), v);
+    auto* i = static_cast<unsigned*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                             3 * sizeof(unsigned), m.mesh_object.size()));
+    std::copy(m.mesh_indices.begin(), m.mesh_indices.end(), i);
+    rtcCommitGeometry(g);
+    rtcAttachGeometryByID(m.scene, g, kTriangles);
+    rtcReleaseGeometry(g);
+  }
+  rtcCommitScene(m.scene);
+  check("build the scene");
+
+  // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
+  // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
+  // then it is listed nowhere and casts no contact shadow; contact happens at the scale of
+  // the reach, i.e. of the rods' radii).
+  reach_ = contact_reach > 0.0 && std::isfinite(contact_reach) ? contact_reach : 0.0;
+  if (reach_ > 0.0) {
+    cell_ = 2.0 * reach_;
+    for (std::size_t s = 0; s < segments_.size(); ++s) {
+      const Segment& seg = segments_[s];
+      if (!seg.occludes) continue;
+      const Vec3 lo = seg.a.cwiseMin(seg.b).array() - (reach_ + std::max(seg.ra, seg.rb));
+      const Vec3 hi = seg.a.cwiseMax(seg.b).array() + (reach_ + std::max(seg.ra, seg.rb));
+      const Vec3 n = ((hi - lo) / cell_).array().floor() + 2.0;
+      if (!(n.prod() <= 512.0)) continue;
+      const Vec3 first = (lo / cell_).array().floor();
+      const Vec3 last = (hi / cell_).array().floor();
+      for (double x = first.x(); x <= last.x(); x += 1.0)
+        for (double y = first.y(); y <= last.y(); y += 1.0)
+          for (double z = first.z(); z <= last.z(); z += 1.0)
+            grid_.emplace_back(cell_key(Vec3((x + 0.5) * cell_, (y + 0.5) * cell_, (z + 0.5) * cell_)),
+                               static_cast<int>(s));
+    }
+    std::sort(grid_.begin(), grid_.end());
+  }
+}
+
+SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double t_near) const {
+  const Impl& m = *impl_;
+  if (!m.scene) return {};
+  const Vec3 o = (origin - origin_) / scale_;
+  if (!fits(o)) return {};
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh;
+  rh.ray.org_x = static_cast<float>(o.x());
+  rh.ray.org_y = static_cast<float>(o.y());
+  rh.ray.org_z = static_cast<float>(o.z());
+  rh.ray.dir_x = static_cast<float>(direction.x());
+  rh.ray.dir_y = static_cast<float>(direction.y());
+  rh.ray.dir_z = static_cast<float>(direction.z());
+  rh.ray.tnear = static_cast<float>(t_near / scale_);
+  rh.ray.tfar = std::numeric_limits<float>::infinity();
+  rh.ray.mask = 0xffffffffu;
+  rh.ray.time = 0.0f;
+  rh.ray.flags = 0;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(m.scene, &context, &rh);
+  return make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
+                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
+}
+
+SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
+                              const Vec3& ng) const {
+  SurfaceHit out;
+  const Impl& m = *impl_;
+  if (geom == RTC_INVALID_GEOMETRY_ID) return out;
+  out.distance = static_cast<double>(t) * scale_;
+  out.point = origin + out.distance * direction;
+  Vec3 n = ng.norm() > 0.0 ? Vec3(ng.normalized()) : Vec3(-direction);
+  if (n.dot(direction) > 0.0) n = -n;
+  out.normal = n;
+  if (geom == kCurves) {
+    const Segment& seg = segments_[static_cast<std::size_t>(m.curve_segment[prim])];
+    out.kind = seg.kind;
+    out.object = seg.object;
+    out.segment = seg.index;
+    const Vec3 tangent = seg.b - seg.a;
+    out.tangent = tangent.norm() > 0.0 ? Vec3(tangent.normalized()) : Vec3(Vec3::UnitX());
+    out.radius = 0.5 * (seg.ra + seg.rb);
+  } else if (geom == kSpheres) {
+    out.kind = SurfaceKind::Collider;
+    out.object = m.sphere_object[prim];
+  } else {
+    out.kind = SurfaceKind::Collider;
+    out.object = m.mesh_object[prim];
+  }
+  return out;
+}
+
+std::array<SurfaceHit, 4> RayScene::intersect4(const std::array<Vec3, 4>& origins,
+                                               const std::array<Vec3, 4>& directions) const {
+  std::array<SurfaceHit, 4> out;
+  const Impl& m = *impl_;
+  if (!m.scene) return out;
+  alignas(16) int valid[4];
+  alignas(16) RTCRayHit4 rh;
+  for (int i = 0; i < 4; ++i) {
+    const Vec3 o = (origins[static_cast<std::size_t>(i)] - origin_) / scale_;
+    const Vec3& d = directions[static_cast<std::size_t>(i)];
+    valid[i] = fits(o) ? -1 : 0;
+    rh.ray.org_x[i] = static_cast<float>(o.x());
+    rh.ray.org_y[i] = static_cast<float>(o.y());
+    rh.ray.org_z[i] = static_cast<float>(o.z());
+    rh.ray.dir_x[i] = static_cast<float>(d.x());
+    rh.ray.dir_y[i] = static_cast<float>(d.y());
+    rh.ray.dir_z[i] = static_cast<float>(d.z());
+    rh.ray.tnear[i] = 0.0f;
+    rh.ray.tfar[i] = std::numeric_limits<float>::infinity();
+    rh.ray.mask[i] = 0xffffffffu;
+    rh.ray.time[i] = 0.0f;
+    rh.ray.flags[i] = 0;
+    rh.ray.id[i] = static_cast<unsigned>(i);
+    rh.hit.geomID[i] = RTC_INVALID_GEOMETRY_ID;
+    rh.hit.instID[0][i] = RTC_INVALID_GEOMETRY_ID;
+  }
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  context.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+  rtcIntersect4(valid, m.scene, &context, &rh);
+  for (int i = 0; i < 4; ++i) {
+    if (!valid[i]) continue;
+    out[static_cast<std::size_t>(i)] =
+        make_hit(origins[static_cast<std::size_t>(i)], directions[static_cast<std::size_t>(i)], rh.hit.geomID[i],
+                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]));
+  }
+  return out;
+}
+
+bool RayScene::occluded(const Vec3& origin, const Vec3& direction, double t_near, double t_far) const {
+  const Impl& m = *impl_;
+  if (!m.scene) return false;
+  const Vec3 o = (origin - origin_) / scale_;
+  if (!fits(o)) return false;
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRay ray;
+  ray.org_x = static_cast<float>(o.x());
+  ray.org_y = static_cast<float>(o.y());
+  ray.org_z = static_cast<float>(o.z());
+  ray.dir_x = static_cast<float>(direction.x());
+  ray.dir_y = static_cast<float>(direction.y());
+  ray.dir_z = static_cast<float>(direction.z());
+  ray.tnear = static_cast<float>(t_near / scale_);
+  ray.tfar = std::isfinite(t_far) ? static_cast<float>(t_far / scale_) : std::numeric_limits<float>::infinity();
+  ray.mask = 0xffffffffu;
+  ray.time = 0.0f;
+  ray.flags = 0;
+  rtcOccluded1(m.scene, &context, &ray);
+  return ray.tfar < 0.0f;  // Embree marks an occluded ray with tfar = -inf
+}
+
+double RayScene::contact_occlusion(const Vec3& p, const Vec3& n) const {
+  if (grid_.empty()) return 0.0;
+  const std::int64_t key = cell_key(p);
+  auto it = std::lower_bound(grid_.begin(), grid_.end(), std::make_pair(key, -1));
+  double open = 1.0;
+  for (; it != grid_.end() && it->first == key; ++it) {
+    const Segment& seg = segments_[static_cast<std::size_t>(it->second)];
+    // Within the reach of the segment's surface (a box test first, then the distance).
+    const Vec3 ab = seg.b - seg.a;
+    const double len2 = ab.squaredNorm();
+    const double u = len2 > 0.0 ? std::clamp((p - seg.a).dot(ab) / len2, 0.0, 1.0) : 0.0;
+    const double r = seg.ra + u * (seg.rb - seg.ra);
+    if ((seg.a + u * ab - p).norm() > reach_ + r) continue;
+    open *= 1.0 - segment_occlusion(p, n, seg.a, seg.b, r);
+  }
+  return 1.0 - open;
+}
+
+}  // namespace bristle
