@@ -40,7 +40,7 @@ expect "render run" r
 expect "$commands" help ""
 expect "validate verify" help v
 # A command's flags, from its help text.
-expect "--force --help --output --quiet --threads" run --
+expect "--force --frames --help --output --quiet --threads" run --
 expect "--threads" run --t
 expect "--atol" compare --a
 # Values: choices from the usage line, folders, files, nothing for a number.
