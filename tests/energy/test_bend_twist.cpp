@@ -110,6 +110,18 @@ Energy twist_energy_of(double rest, double stiffness) {
           [=](const BendTwistStencil& s) { return twist_local(s, rest, stiffness, true); }};
 }
 
+/// The stencils every derivative is checked on: turning angle, finite-difference step and
+/// relative tolerance (the curvature grows as 1 / (pi - phi) towards a fold, so the step shrinks).
+struct StencilCase {
+  const char* name;
+  double turn, step, rtol;
+};
+constexpr StencilCase kStencilCases[] = {
+    {"random", 0.9, 1e-4, 2e-5},           {"nearly straight", 1e-4, 1e-4, 2e-5},
+    {"exactly straight", 0.0, 1e-4, 2e-5}, {"strongly bent", 2.3, 1e-5, 5e-5},
+    {"nearly folded", kPi - 0.08, 1e-6, 5e-4},
+};
+
 /// The six rigid motions of a stencil as DOF directions: three translations and three
 /// rotations. A rotation by omega moves x by omega x x and, relative to the transported
 /// reference frames, turns each edge's material frame by omega . t_j.
@@ -203,16 +215,7 @@ TEST_CASE("isotropic bending with a straight rest shape: 1/2 B (2 tan(phi/2))^2 
 TEST_CASE("bending in the material frame: gradient and Hessian against finite differences") {
   std::mt19937 rng(14);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  struct Case {
-    const char* name;
-    double turn, step, rtol;
-  };
-  const Case cases[] = {
-      {"random", 0.9, 1e-4, 2e-5},         {"nearly straight", 1e-4, 1e-4, 2e-5},
-      {"exactly straight", 0.0, 1e-4, 2e-5}, {"strongly bent", 2.3, 1e-5, 5e-5},
-      {"nearly folded", kPi - 0.08, 1e-6, 5e-4},
-  };
-  for (const Case& c : cases) {
+  for (const StencilCase& c : kStencilCases) {
     for (int trial = 0; trial < 4; ++trial) {
       const BendTwistStencil s = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
       MaterialBendParameters p;
@@ -228,16 +231,7 @@ TEST_CASE("bending in the material frame: gradient and Hessian against finite di
 TEST_CASE("twisting: gradient and Hessian against finite differences, reference twist included") {
   std::mt19937 rng(15);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  struct Case {
-    const char* name;
-    double turn, step, rtol;
-  };
-  const Case cases[] = {
-      {"random", 1.1, 1e-4, 2e-5},         {"nearly straight", 1e-4, 1e-4, 2e-5},
-      {"exactly straight", 0.0, 1e-4, 2e-5}, {"strongly bent", 2.3, 1e-5, 5e-5},
-      {"nearly folded", kPi - 0.08, 1e-6, 5e-4},
-  };
-  for (const Case& c : cases) {
+  for (const StencilCase& c : kStencilCases) {
     for (int trial = 0; trial < 4; ++trial) {
       const BendTwistStencil s = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
       CAPTURE(c.name);
