@@ -17,6 +17,7 @@
 #include "bristle/runner/run_simulation.hpp"
 #include "bristle/scene/load_scene.hpp"
 #include "io/temp_folder.hpp"
+#include "support/run_cli.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
@@ -24,20 +25,8 @@ using namespace bristle;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-Outcome run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  cli::CommandContext context{out, err, false};
-  Outcome outcome;
-  outcome.code = cli::run_cli(args, context);
-  outcome.out = out.str();
-  outcome.err = err.str();
-  return outcome;
-}
+using Outcome = test::CliOutcome;
+Outcome run(const std::vector<std::string>& args) { return test::run_cli_captured(args); }
 
 std::string scene(const std::string& name) { return std::string(test::kScenesDir) + "/" + name + ".json"; }
 

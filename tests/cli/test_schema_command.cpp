@@ -6,26 +6,15 @@
 #include <sstream>
 
 #include "bristle/cli/command.hpp"
+#include "support/run_cli.hpp"
 #include "test_paths.hpp"
 
 using namespace bristle;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-Outcome run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  cli::CommandContext context{out, err, false};
-  Outcome outcome;
-  outcome.code = cli::run_cli(args, context);
-  outcome.out = out.str();
-  outcome.err = err.str();
-  return outcome;
-}
+using Outcome = test::CliOutcome;
+Outcome run(const std::vector<std::string>& args) { return test::run_cli_captured(args); }
 
 }  // namespace
 
