@@ -2,4 +2,5 @@ list(APPEND BRISTLE_SOURCES
   src/model/material.cpp
   src/model/rod.cpp
   src/model/model.cpp
-  src/model/handle.cpp)
+  src/model/handle.cpp
+  src/model/cross_section.cpp)
