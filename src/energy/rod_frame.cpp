@@ -194,6 +194,31 @@ Vec2 material_curvatures(const BendTwistStencil& s) {
   return {0.5 * kb.dot(a.m2 + b.m2), -0.5 * kb.dot(a.m1 + b.m1)};
 }
 
+RodRestFrames space_parallel_frames(const std::vector<Vec3>& vertices, const Vec3& first_director) {
+  RodRestFrames frames;
+  const std::size_t n = vertices.size();
+  frames.curvature.assign(n, Vec2::Zero());
+  if (n < 2) return frames;
+  frames.reference.resize(n - 1);
+  Vec3 previous_tangent = (vertices[1] - vertices[0]).normalized();
+  frames.reference[0] = (first_director - first_director.dot(previous_tangent) * previous_tangent).normalized();
+  for (std::size_t j = 1; j + 1 < n; ++j) {
+    const Vec3 tangent = (vertices[j + 1] - vertices[j]).normalized();
+    // Renormalised and re-orthogonalised: transport preserves both in exact arithmetic, and a
+    // long rod must not accumulate rounding.
+    Vec3 d = parallel_transport(previous_tangent, tangent, frames.reference[j - 1]);
+    d -= d.dot(tangent) * tangent;
+    frames.reference[j] = d.normalized();
+    const BendTwistStencil s{{vertices[j - 1], vertices[j], vertices[j + 1]},
+                             {0.0, 0.0},
+                             {frames.reference[j - 1], frames.reference[j]},
+                             0.0};
+    frames.curvature[j] = material_curvatures(s);
+    previous_tangent = tangent;
+  }
+  return frames;
+}
+
 double stencil_twist(const BendTwistStencil& s) { return s.theta[1] - s.theta[0] + s.reference_twist; }
 
 void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian, StencilScalar& kappa1,

@@ -6,6 +6,7 @@ list(APPEND BRISTLE_SOURCES
   src/scene/json_value.cpp
   src/scene/straight_generator.cpp
   src/scene/brush_generator.cpp
+  src/scene/helix_generator.cpp
   src/scene/read_settings.cpp
   src/scene/read_materials.cpp
   src/scene/read_generator.cpp

@@ -13,6 +13,7 @@
 #include "bristle/energy/material_bend.hpp"
 #include "bristle/energy/twist.hpp"
 #include "bristle/math/psd_projection.hpp"
+#include "bristle/scene/generators.hpp"
 #include "support/finite_difference.hpp"
 
 using namespace bristle;
@@ -305,5 +306,73 @@ TEST_CASE("at rest: zero energy and force; PSD projection and Gauss-Newton give 
     const Mat11 gauss_newton =
         material_bend_local_gauss_newton(s, p).hessian + twist_local_gauss_newton(s, stencil_twist(s) + 1.0, 0.6).hessian;
     CHECK(Eigen::SelfAdjointEigenSolver<Mat11>(gauss_newton).eigenvalues().minCoeff() > -1e-12 * gauss_newton.norm());
+  }
+}
+
+TEST_CASE("rest frames of a helix: constant curvature turning at the torsion's rate, no twist") {
+  // A helix of radius r and pitch p, s = sqrt((2 pi r)^2 + p^2) per turn: curvature
+  // r / (r^2 + c^2) and torsion c / (r^2 + c^2), c = p / (2 pi). In the parallel-transported
+  // frame the curvature vector keeps its length and turns by the torsion times the arc
+  // length from one vertex to the next (in the discrete setting: by a constant angle).
+  HelixSpec spec;
+  spec.axis = Vec3(0.3, -0.2, 1.0).normalized();
+  spec.centre = Vec3(0.1, 0.2, 0.3);
+  spec.radius = 0.005;
+  spec.pitch = 0.004;
+  spec.turns = 3.0;
+  spec.segments = 120;
+  const std::vector<Vec3> x = helix_rod(spec);
+  const RodRestFrames frames = space_parallel_frames(x, Vec3::UnitX());
+  REQUIRE(frames.reference.size() == x.size() - 1);
+  for (std::size_t j = 0; j + 1 < x.size(); ++j) {
+    const Vec3 t = (x[j + 1] - x[j]).normalized();
+    CHECK(std::abs(frames.reference[j].dot(t)) < 1e-12);
+    CHECK(frames.reference[j].norm() == doctest::Approx(1.0).epsilon(1e-12));
+  }
+  const double first_angle = std::atan2(frames.curvature[1][1], frames.curvature[1][0]);
+  const double second_angle = std::atan2(frames.curvature[2][1], frames.curvature[2][0]);
+  const double step = std::remainder(second_angle - first_angle, 2.0 * kPi);
+  const double c = spec.pitch / (2.0 * kPi);
+  const double arc = std::sqrt(spec.radius * spec.radius + c * c) * 2.0 * kPi * spec.turns / spec.segments;
+  // Right-handed: positive torsion, the Bishop curvature turns by -tau ds seen in (m1, m2).
+  CHECK(std::abs(step) == doctest::Approx(c / (spec.radius * spec.radius + c * c) * arc).epsilon(2e-3));
+  for (std::size_t i = 1; i + 1 < x.size(); ++i) {
+    CAPTURE(i);
+    CHECK(frames.curvature[i].norm() == doctest::Approx(frames.curvature[1].norm()).epsilon(1e-9));
+    const double angle = std::atan2(frames.curvature[i][1], frames.curvature[i][0]);
+    CHECK(std::remainder(angle - first_angle - step * (i - 1), 2.0 * kPi) == doctest::Approx(0.0).scale(1.0).epsilon(1e-8));
+  }
+  // |kb| = 2 tan(phi / 2) at each vertex; the discrete curvature per length tends to the
+  // helix's r / (r^2 + c^2), with an error second order in the segment (0.2% at 40 per turn).
+  CHECK(frames.curvature[1].norm() / arc == doctest::Approx(spec.radius / (spec.radius * spec.radius + c * c)).epsilon(4e-3));
+  // Handedness: a left-handed helix turns the other way.
+  spec.right_handed = false;
+  const RodRestFrames left = space_parallel_frames(helix_rod(spec), Vec3::UnitX());
+  const double left_step = std::remainder(std::atan2(left.curvature[2][1], left.curvature[2][0]) -
+                                              std::atan2(left.curvature[1][1], left.curvature[1][0]),
+                                          2.0 * kPi);
+  CHECK(left_step == doctest::Approx(-step).epsilon(1e-9));
+}
+
+TEST_CASE("helix generator: on its cylinder, advancing one pitch per turn, with the asked handedness") {
+  HelixSpec spec;
+  spec.axis = Vec3(0.0, 1.0, 0.0);
+  spec.centre = Vec3(1.0, 2.0, 3.0);
+  spec.radius = 0.01;
+  spec.pitch = 0.02;
+  spec.turns = 2.5;
+  spec.segments = 50;
+  for (bool right : {true, false}) {
+    spec.right_handed = right;
+    const std::vector<Vec3> x = helix_rod(spec);
+    REQUIRE(x.size() == 51);
+    for (const Vec3& p : x) {
+      const Vec3 r = p - spec.centre;
+      CHECK((r - r.dot(spec.axis) * spec.axis).norm() == doctest::Approx(spec.radius).epsilon(1e-12));
+    }
+    CHECK((x.back() - x.front()).dot(spec.axis) == doctest::Approx(spec.pitch * spec.turns).epsilon(1e-12));
+    // The sign of (e0 x e1) . e2 is the sign of the torsion: positive for a right-handed helix.
+    const double triple = (x[1] - x[0]).cross(x[2] - x[1]).dot(x[3] - x[2]);
+    CHECK((right ? triple > 0.0 : triple < 0.0));
   }
 }

@@ -17,6 +17,8 @@
 /// reference frames, which the integrator transports to the current edges before it
 /// evaluates anything (integrator stage "transport frames").
 
+#include <vector>
+
 #include "bristle/math/types.hpp"
 
 namespace bristle {
@@ -72,5 +74,17 @@ void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian
 /// The twist with its exact derivatives, the reference twist's dependence on the edges
 /// included (Hessian only when asked for).
 StencilScalar twist_derivatives(const BendTwistStencil& s, bool want_hessian);
+
+/// Frames of a whole rod at rest, from its vertices: the first edge's reference director is
+/// `first_director` made perpendicular to the edge (any unit vector not along it), each next
+/// one its predecessor parallel transported along the rod (the space-parallel, or Bishop,
+/// frame), so every reference twist is zero. With the material frames on the reference frames
+/// (theta = 0), `curvature` holds each interior vertex's (kappa1, kappa2): rest curvatures that
+/// make the given shape, a helix included, a rest state (`"rest": "initial"`).
+struct RodRestFrames {
+  std::vector<Vec3> reference;  ///< per edge
+  std::vector<Vec2> curvature;  ///< per vertex; zero at the two ends
+};
+RodRestFrames space_parallel_frames(const std::vector<Vec3>& vertices, const Vec3& first_director);
 
 }  // namespace bristle

@@ -61,4 +61,20 @@ double brush_bristle_estimate(const BrushSpec& spec);
 /// turning one jitter on does not change the other.
 std::vector<std::vector<Vec3>> brush_bristles(const BrushSpec& spec);
 
+/// A circular helix around `axis` through `centre` (issue 15's `helix` generator).
+struct HelixSpec {
+  Vec3 centre = Vec3::Zero();     ///< a point of the axis, level with the first vertex [m]
+  Vec3 axis = Vec3::UnitZ();      ///< unit; the helix advances along it
+  double radius = 0.0;            ///< [m], > 0
+  double pitch = 0.0;             ///< advance per turn along the axis [m]; 0 gives a circle
+  double turns = 1.0;             ///< > 0
+  bool right_handed = true;       ///< turns counter-clockwise seen from the tip of `axis`
+  int segments = 1;               ///< edges along the whole helix
+};
+
+/// `segments` + 1 vertices evenly spaced in angle: x(phi) = centre + r (cos phi u + s sin phi v)
+/// + pitch phi / (2 pi) axis, phi in [0, 2 pi turns], s = +1 right-handed, -1 left-handed, with
+/// (u, v) = brush_base_axes(axis, 3), so the first vertex is at centre + r u.
+std::vector<Vec3> helix_rod(const HelixSpec& spec);
+
 }  // namespace bristle
