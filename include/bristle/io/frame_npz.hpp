@@ -20,10 +20,9 @@
 
 namespace bristle {
 
-/// The zlib level of NpzCompression::Deflated. Levels 1, 6 and 9 shrink frames alike (within
-/// 1-2% of each other) while 6 and 9 take several times longer than 1 to write
-/// (docs/output-format.md, "Compressed binary frames", measured on the demo and on 1000
-/// strands).
+/// The zlib level of NpzCompression::Deflated. Levels 6 and 9 leave frames only 0.5 to 1% of
+/// their stored size smaller than level 1 does, for 3 to 4 times its time on 50,000-vertex
+/// frames (docs/output-format.md, "Compressed binary frames": the demo and 1000 strands).
 constexpr int kFrameDeflateLevel = 1;
 
 /// The bytes of frames/NNNNNN.npz for `frame`, vectors with `dimension` components. Every
