@@ -15,6 +15,7 @@ constexpr int kRawWindowBits = -15;
 constexpr int kMemLevel = 8;  // zlib's default
 // zlib counts in uInt; feed it in pieces that fit.
 constexpr std::size_t kChunk = std::numeric_limits<uInt>::max() / 2;
+constexpr std::size_t kFirstRoom = 64 * 1024;  // bytes
 
 std::string zlib_message(const z_stream& stream, int code) {
   return stream.msg ? stream.msg : "zlib error " + std::to_string(code);
@@ -66,7 +67,10 @@ void Inflater::inflate_to(std::string& out, std::size_t size) {
   z_stream& z = stream_->z;
   while (!finished_ && out.size() < size) {
     const std::size_t had = out.size();
-    const std::size_t out_now = std::min(size - had, kChunk), in_now = std::min(stream_->in_left, kChunk);
+    // Room grows with what has been inflated (at most doubling), not with what was asked
+    // for: a short stream claiming gigabytes never gets them allocated.
+    const std::size_t room = std::min({size - had, std::max<std::size_t>(had, kFirstRoom), kChunk});
+    const std::size_t out_now = room, in_now = std::min(stream_->in_left, kChunk);
     out.resize(had + out_now);
     z.next_out = reinterpret_cast<Bytef*>(out.data() + had);
     z.avail_out = static_cast<uInt>(out_now);

@@ -60,7 +60,6 @@ std::shared_ptr<const std::string> inflate_npy(std::string_view packed, std::uin
     if (total != size)
       throw NpyError("the .npy header declares " + std::to_string(total) + " bytes (shape " +
                      npy_shape_text(header.shape) + "), the zip entry " + std::to_string(size) + " (corrupt?)");
-    npy->reserve(size);
     inflater.inflate_to(*npy, size);
     if (npy->size() < size)
       throw NpyError("inflates to " + std::to_string(npy->size()) + " bytes, its .npy header declares " +

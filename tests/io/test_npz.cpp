@@ -277,6 +277,13 @@ TEST_CASE("npz reader refuses damaged deflated members, naming the member") {
               .find("member a.npy: the .npy header declares " + std::to_string(npy.size()) + " bytes") !=
           std::string::npos);
   }
+  SUBCASE("a short stream whose header and entry both claim 3.2 GB: refused, never allocated") {
+    const std::string claim = npy_header(NpyType::Float64, {400000000}) + std::string(100, '\0');
+    const std::uint32_t claimed = static_cast<std::uint32_t>(npy_header(NpyType::Float64, {400000000}).size() +
+                                                             std::uint64_t(400000000) * 8);
+    CHECK(refusal(one_member_zip("a.npy", deflate_raw(claim, 1), claimed, crc32_of(claim)))
+              .find("member a.npy: inflates to 228 bytes, its .npy header declares 3200000128") != std::string::npos);
+  }
   SUBCASE("a stream that ends before the declared size") {
     const std::string half = npy.substr(0, npy.size() / 2);
     CHECK(refusal(one_member_zip("a.npy", deflate_raw(half, 1), size, crc)).find("member a.npy: inflates to ") !=

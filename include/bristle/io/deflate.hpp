@@ -33,7 +33,8 @@ class Inflater {
   Inflater& operator=(const Inflater&) = delete;
 
   /// Inflates onto the end of `out` until it holds `size` bytes or the stream ends, whichever
-  /// comes first (check out.size()). Throws DeflateError on a damaged stream, or one that runs
+  /// comes first (check out.size()). `out` grows with the output, at most doubling, so memory
+  /// follows what the stream really holds, not `size`. Throws DeflateError on a damaged stream, or one that runs
   /// past the end of `packed` without its end marker.
   void inflate_to(std::string& out, std::size_t size);
   /// True once the stream's end marker has been read.
