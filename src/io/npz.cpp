@@ -64,14 +64,14 @@ std::shared_ptr<const std::string> inflate_npy(std::string_view packed, std::uin
     if (npy->size() < size)
       throw NpyError("inflates to " + std::to_string(npy->size()) + " bytes, its .npy header declares " +
                      std::to_string(size) + " (truncated?)");
-    // The stream must end exactly here: one byte more would already be past the declared size.
+    // The stream must end exactly here: one byte more would already be past the declared
+    // size. (inflate_to returns with no byte only at the stream's end, or throws.)
     if (!inflater.finished()) {
       std::string extra;
       inflater.inflate_to(extra, 1);
       if (!extra.empty())
         throw NpyError("inflates to more than the " + std::to_string(size) +
                        " bytes its .npy header declares (corrupt or hostile)");
-      if (!inflater.finished()) throw NpyError("DEFLATE stream does not end (corrupt?)");
     }
   } catch (const DeflateError& error) {
     throw NpyError(where + error.what());

@@ -26,7 +26,7 @@ namespace bristle {
 class NpzWriter {
  public:
   /// `deflate_level` 0: every member stored. 1 to 9: every member deflated at that zlib level,
-  /// except one that deflate would not shrink (a tiny scalar), which stays stored.
+  /// except one that deflate would not shrink (incompressible bytes), which stays stored.
   explicit NpzWriter(int deflate_level = 0);
 
   /// Starts the member "<name>.npy" holding `shape` elements of `type`; its data follows
