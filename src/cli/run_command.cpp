@@ -50,7 +50,7 @@ const char* const kUsage =
     "                    3D vertex against 110 to 150 in JSON, and many times faster to write;\n"
     "                    for big scenes: np.load reads a frame) or compressed (the same .npz,\n"
     "                    deflated by zlib: smaller on disk, still exact, several times binary's\n"
-    "                    write time, about half JSON's); every command reads all three\n"
+    "                    write time, less than JSON's); every command reads all three\n"
     "  -h, --help        show this help\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops the run after the step under way: the frames written so\n"

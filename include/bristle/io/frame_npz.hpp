@@ -21,7 +21,7 @@
 namespace bristle {
 
 /// The zlib level of NpzCompression::Deflated. Levels 6 and 9 leave frames only 0.5 to 1% of
-/// their stored size smaller than level 1 does, for 3 to 4 times its time on 50,000-vertex
+/// their stored size smaller than level 1 does, for up to 4 times its time on 50,000-vertex
 /// frames (docs/output-format.md, "Compressed binary frames": the demo and 1000 strands).
 constexpr int kFrameDeflateLevel = 1;
 
