@@ -1,7 +1,8 @@
 """Read a bristle output folder into numpy arrays.
 
 Both frame layouts (docs/output-format.md): JSON frames (`bristle run`, the default) and
-binary frames (`bristle run --frames binary`, one numpy .npz per frame). Standard library
+binary frames (`bristle run --frames binary`, one numpy .npz per frame; `--frames compressed`
+writes the same archives with deflated members, which np.load reads alike). Standard library
 and numpy only; copy this file next to your script or put tools/ on sys.path.
 
     import bristle_frames

@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
   libcairo2-dev   # PNG writing and the time stamp (bristle render), charts
   libembree-dev   # ray tracing of rods and colliders (bristle render); pulls in libembree3-3
+  zlib1g-dev      # deflated binary frames (bristle run --frames compressed, docs/output-format.md)
   libvalijson-dev # JSON Schema validation of the scenes in the tests (tests/scene/test_scene_schema.cpp)
   ffmpeg          # video assembly (bristle render --video)
   # The batch recipes of docs/batch.md, run by the tests as written (GNU parallel), and the

@@ -1,4 +1,4 @@
-/// bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary] [--quiet] [--json]
+/// bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary|compressed] [--quiet] [--json]
 ///
 /// Design note. Each scene runs in its own worker process: this same executable
 /// (/proc/self/exe) started with posix_spawn as `bristle run SCENE -o ROOT/<stem>` (then
@@ -50,7 +50,7 @@ namespace bristle::cli {
 namespace {
 
 const char* const kUsage =
-    "usage: bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary]\n"
+    "usage: bristle batch SCENE... -o ROOT [-j N] [--render] [--force] [--frames json|binary|compressed]\n"
     "                     [--quiet] [--json]\n"
     "\n"
     "Runs many scenes, each in its own worker process (`bristle run SCENE -o ROOT/<stem>`,\n"
@@ -70,8 +70,8 @@ const char* const kUsage =
     "  --render           also render each completed scene into ROOT/<stem>/images/\n"
     "                     (`bristle render`, one job per scene)\n"
     "  --force            reuse non-empty ROOT/<stem> folders (as `bristle run --force`)\n"
-    "  --frames F         json (default) or binary: how each run stores its frames (as\n"
-    "                     `bristle run --frames`)\n"
+    "  --frames F         json (default), binary or compressed: how each run stores its\n"
+    "                     frames (as `bristle run --frames`)\n"
     "  --quiet            no line per finished scene on stderr\n"
     "  --json             print the summary as one JSON object instead of a table\n"
     "  -h, --help         show this help\n"
@@ -178,7 +178,7 @@ std::string seconds_text(double s) {
 
 class Batch {
  public:
-  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, FrameLayout frames, std::string exe,
+  Batch(std::vector<Job> jobs, int parallel, bool render, bool force, FramesChoice frames, std::string exe,
         const volatile std::sig_atomic_t* stop)
       : jobs_(std::move(jobs)),
         parallel_(parallel),
@@ -239,7 +239,7 @@ class Batch {
     std::ofstream(job.log_path, std::ios::trunc).close();
     std::vector<std::string> argv = {exe_, "run", job.scene, "-o", job.out_dir};
     if (force_) argv.push_back("--force");
-    if (frames_ != FrameLayout::Json) argv.insert(argv.end(), {"--frames", frames_option_value(frames_)});
+    if (frames_.layout != FrameLayout::Json) argv.insert(argv.end(), {"--frames", frames_option_value(frames_)});
     try {
       job.pid = spawn_worker(argv, job.log_path);
       job.stage = Stage::Running;
@@ -295,7 +295,7 @@ class Batch {
   std::vector<Job> jobs_;
   int parallel_;
   bool render_, force_;
-  FrameLayout frames_;
+  FramesChoice frames_;
   std::string exe_;
   const volatile std::sig_atomic_t* stop_;
   int signal_ = 0;  // the signal that interrupted the batch, once seen

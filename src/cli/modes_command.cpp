@@ -1,5 +1,5 @@
 /// bristle modes SCENE [--count K] [--json] [--at initial|equilibrium] [--shapes OUT]
-///                     [--amplitude F] [--force] [--frames json|binary]
+///                     [--amplitude F] [--force] [--frames json|binary|compressed]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -25,7 +25,7 @@ namespace {
 
 const char* const kUsage =
     "usage: bristle modes SCENE [--count K] [--json] [--at initial|equilibrium]\n"
-    "                           [--shapes OUT] [--amplitude F] [--force] [--frames json|binary]\n"
+    "                           [--shapes OUT] [--amplitude F] [--force] [--frames F]\n"
     "\n"
     "Prints the K lowest natural frequencies (Hz) of SCENE's rods linearised about a\n"
     "configuration x*, fixed vertices held: the generalised eigenproblem K phi = omega^2 M phi,\n"
@@ -57,8 +57,8 @@ const char* const kUsage =
     "  --amplitude F   s_k makes the largest vertex displacement F times the longest rod's\n"
     "                  length (default 0.1)\n"
     "  --force         reuse a non-empty OUT (its manifest.json and frames/ are removed first)\n"
-    "  --frames F      json (default) or binary: how the shapes' frames are stored (as\n"
-    "                  `bristle run --frames`)\n"
+    "  --frames F      json (default), binary or compressed: how the shapes' frames are\n"
+    "                  stored (as `bristle run --frames`)\n"
     "  -h, --help      show this help\n"
     "\n"
     "exit codes: 0 done, 1 the eigensolver (or the static solve for --at equilibrium) failed,\n"
@@ -89,14 +89,15 @@ double longest_rod(const Model& model) {
 
 /// Writes frame 0 = x*, frame k = x* + s_k phi_k (see the usage text).
 void write_shapes(const Scene& scene, const State& point, const ModalResult& modes, double amplitude,
-                  const std::string& at, const std::string& out, FrameLayout layout) {
+                  const std::string& at, const std::string& out, FramesChoice frames) {
   const Model& model = scene.model;
   Manifest manifest = make_manifest(scene);
   manifest.dt = 1.0;  // frame k is mode k: "time" counts modes, not seconds
   manifest.frame_dt = 1.0;
-  manifest.frame_layout = layout;
+  manifest.frame_layout = frames.layout;
   FrameWriterOptions options;
   options.manifest_interval_seconds = 0.0;
+  options.npz_compression = frames.compression;
   FrameWriter writer(out, manifest, options);
 
   State state = point;
@@ -149,7 +150,7 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
   if (parsed.has("--amplitude") && !shapes_out) throw UsageError("--amplitude needs --shapes OUT");
   if (parsed.has("--force") && !shapes_out) throw UsageError("--force needs --shapes OUT");
   if (parsed.has("--frames") && !shapes_out) throw UsageError("--frames needs --shapes OUT");
-  const FrameLayout layout = frames_option(parsed);
+  const FramesChoice frames = frames_option(parsed);
   const bool json = parsed.has("--json");
 
   // Validate everything before any work or any file.
@@ -219,7 +220,7 @@ int modes(const std::vector<std::string>& args, CommandContext& context) {
 
   if (shapes_out) {
     if (parsed.has("--force")) clear_output_folder(*shapes_out);
-    write_shapes(scene, point, result, amplitude, at, *shapes_out, layout);
+    write_shapes(scene, point, result, amplitude, at, *shapes_out, frames);
   }
 
   if (json) {

@@ -89,8 +89,8 @@ void read_vertex_array(const NpyArray& array, const char* name, const Manifest& 
 
 }  // namespace
 
-std::string frame_to_npz(const Frame& frame, int dimension) {
-  NpzWriter writer;
+std::string frame_to_npz(const Frame& frame, int dimension, NpzCompression compression) {
+  NpzWriter writer(compression == NpzCompression::Deflated ? kFrameDeflateLevel : 0);
   const std::int64_t index = frame.index;
   writer.add_array("frame", NpyType::Int64, {}, &index, sizeof index);
   writer.add_array("time", NpyType::Float64, {}, &frame.time, sizeof frame.time);

@@ -43,7 +43,7 @@ void FrameWriter::write(const Frame& frame) {
   if (!bad.empty())
     throw OutputError((fs::path(out_dir_) / name).string(), bad + ": not a finite number; the frame is not written");
   write_file_atomically((fs::path(out_dir_) / name).string(), layout == FrameLayout::Npz
-                                                                   ? frame_to_npz(frame, manifest_.dimension)
+                                                                   ? frame_to_npz(frame, manifest_.dimension, options_.npz_compression)
                                                                    : frame_to_text(frame, manifest_.dimension));
   manifest_.frame_files.push_back(name);
   manifest_.frame_count += 1;

@@ -141,20 +141,26 @@ std::string npy_header(NpyType type, const std::vector<std::int64_t>& shape) {
   return header + dict;
 }
 
-NpyArray parse_npy(std::string_view bytes) {
-  if (bytes.size() < kMagicSize + 4 || bytes.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize))
+std::size_t npy_header_size(std::string_view prefix) {
+  if (prefix.size() < kMagicSize + 4 || prefix.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize))
     throw NpyError("not a .npy array (no \\x93NUMPY magic)");
-  const int major = static_cast<unsigned char>(bytes[kMagicSize]);
+  const int major = static_cast<unsigned char>(prefix[kMagicSize]);
   if (major < 1 || major > 3)
     throw NpyError(".npy format version " + std::to_string(major) + " is not supported (1 to 3 are)");
   const int length_size = major == 1 ? 2 : 4;
   const std::size_t header_start = kMagicSize + 2 + length_size;
-  if (bytes.size() < header_start) throw NpyError(".npy header truncated");
-  const std::size_t header_size = read_le(bytes, kMagicSize + 2, length_size);
-  if (header_size > bytes.size() - header_start) throw NpyError(".npy header truncated");
+  if (prefix.size() < header_start) throw NpyError(".npy header truncated");
+  return header_start + read_le(prefix, kMagicSize + 2, length_size);
+}
+
+NpyHeader parse_npy_header(std::string_view bytes) {
+  const std::size_t header_end = npy_header_size(bytes);
+  if (header_end > bytes.size()) throw NpyError(".npy header truncated");
+  const std::size_t header_start = kMagicSize + 2 + (bytes[kMagicSize] == 1 ? 2 : 4);
+  const std::size_t header_size = header_end - header_start;
 
   HeaderParser parser(bytes.substr(header_start, header_size));
-  NpyArray array;
+  NpyHeader array;
   bool has_descr = false, has_order = false, has_shape = false, fortran = false;
   parser.expect('{');
   while (!parser.take('}')) {
@@ -187,13 +193,20 @@ NpyArray parse_npy(std::string_view bytes) {
   for (const std::int64_t dim : array.shape) multi_dimensional += dim > 1 ? 1 : 0;
   if (fortran && multi_dimensional > 1) throw NpyError("Fortran-ordered arrays are not supported");
 
-  const std::int64_t count = npy_element_count(array.shape);
-  const std::size_t data_start = header_start + header_size;
-  const std::uint64_t expected = static_cast<std::uint64_t>(count) * npy_item_size(array.type);
-  if (bytes.size() - data_start != expected)
-    throw NpyError("shape " + npy_shape_text(array.shape) + " needs " + std::to_string(expected) +
-                   " bytes of data, found " + std::to_string(bytes.size() - data_start) + " (truncated?)");
-  array.data = bytes.substr(data_start);
+  array.data_start = header_start + header_size;
+  array.data_size = static_cast<std::uint64_t>(npy_element_count(array.shape)) * npy_item_size(array.type);
+  return array;
+}
+
+NpyArray parse_npy(std::string_view bytes) {
+  const NpyHeader header = parse_npy_header(bytes);
+  if (bytes.size() - header.data_start != header.data_size)
+    throw NpyError("shape " + npy_shape_text(header.shape) + " needs " + std::to_string(header.data_size) +
+                   " bytes of data, found " + std::to_string(bytes.size() - header.data_start) + " (truncated?)");
+  NpyArray array;
+  array.type = header.type;
+  array.shape = header.shape;
+  array.data = bytes.substr(header.data_start);
   return array;
 }
 

@@ -4,6 +4,7 @@ list(APPEND BRISTLE_SOURCES
   src/io/atomic_file.cpp
   src/io/frame_layout.cpp
   src/io/crc32.cpp
+  src/io/deflate.cpp
   src/io/npy.cpp
   src/io/npz.cpp
   src/io/frame_json.cpp

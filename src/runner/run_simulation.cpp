@@ -273,6 +273,7 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
   const Clock::time_point start = Clock::now();
   FrameWriterOptions writer_options;
   writer_options.manifest_interval_seconds = options.manifest_interval_seconds;
+  writer_options.npz_compression = options.npz_compression;
   Manifest manifest = make_manifest(scene);
   manifest.frame_layout = options.frame_layout;
   FrameWriter writer(out_dir, std::move(manifest), writer_options);

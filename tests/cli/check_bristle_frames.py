@@ -1,10 +1,12 @@
 """Checks tools/bristle_frames.py on the JSON and binary output folders of one scene.
 
-    python3 check_bristle_frames.py TOOLS_DIR JSON_OUT BINARY_OUT SCRATCH BRISTLE
+    python3 check_bristle_frames.py TOOLS_DIR JSON_OUT BINARY_OUT SCRATCH BRISTLE [stored|deflated]
 
 Every value is checked against an independent reading: the JSON frames through the json
-module, the binary frames through one np.load call each. Then a frame rewritten by
-numpy.savez must read back in bristle (BRISTLE compare) as the same frame. Exits 1 with
+module, the binary frames through one np.load call each. Then frames rewritten by
+numpy.savez and numpy.savez_compressed must read back in bristle (BRISTLE compare) as the
+same frames. With the last argument, the binary frames' position and velocity arrays must be
+stored (--frames binary) or deflated (--frames compressed) zip members. Exits 1 with
 "CHECK FAILED: ..." on the first difference.
 """
 
@@ -13,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 
@@ -29,7 +32,7 @@ def same_bits(a, b):
     return a.shape == b.shape and np.array_equal(a.view(np.uint64), b.view(np.uint64))
 
 
-def main(tools, json_dir, binary_dir, scratch, bristle):
+def main(tools, json_dir, binary_dir, scratch, bristle, method=None):
     sys.path.insert(0, tools)
     import bristle_frames
 
@@ -76,6 +79,12 @@ def main(tools, json_dir, binary_dir, scratch, bristle):
                 check(same_bits(per_rod[rod["name"]][k], expected), f"frame {k}: load_folder {key} of rod {r}")
             offset += n
         archive.close()
+        if method is not None:
+            with zipfile.ZipFile(os.path.join(binary_dir, "frames", f"{k:06d}.npz")) as zip_file:
+                for name in ("positions.npy", "velocities.npy"):
+                    found = zip_file.getinfo(name).compress_type
+                    expected = zipfile.ZIP_DEFLATED if method == "deflated" else zipfile.ZIP_STORED
+                    check(found == expected, f"frame {k}: {name} has zip method {found}, expected {expected} ({method})")
 
     # Frame 0 is the scene's initial state: the expanded scene's vertices, at rest.
     for rod in manifest["scene"]["rods"]:
@@ -105,24 +114,26 @@ def main(tools, json_dir, binary_dir, scratch, bristle):
     check(resumed.all_positions.shape[0] == frames, f"killed run: {resumed.all_positions.shape[0]} of {frames} frames")
     check(same_bits(resumed.all_positions, from_binary.all_positions), "killed run: the same positions")
 
-    # The other way round: bristle reads a frame numpy wrote (numpy.savez, stored members).
+    # The other way round: bristle reads frames numpy wrote (numpy.savez, stored members, and
+    # numpy.savez_compressed, deflated members).
     rewritten = os.path.join(scratch, "rewritten")
     shutil.copytree(binary_dir, rewritten)
-    path = os.path.join(rewritten, "frames", "000001.npz")
-    with np.load(path) as archive:
-        arrays = {name: archive[name] for name in archive.files}
-    os.remove(path)
-    np.savez(path, **arrays)
+    for k, save in ((1, np.savez), (frames - 1, np.savez_compressed)):
+        path = os.path.join(rewritten, "frames", f"{k:06d}.npz")
+        with np.load(path) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        os.remove(path)
+        save(path, **arrays)
     result = subprocess.run([bristle, "compare", rewritten, binary_dir, "--atol", "0", "--rtol", "0", "--velocities"],
                             capture_output=True, text=True)
-    check(result.returncode == 0, f"bristle compare of a frame numpy.savez wrote: exit {result.returncode}, "
-                                  f"{result.stdout}{result.stderr}")
+    check(result.returncode == 0, f"bristle compare of frames numpy.savez and savez_compressed wrote: exit "
+                                  f"{result.returncode}, {result.stdout}{result.stderr}")
 
     print(f"bristle_frames: {frames} frames of {vertices} vertices ({dimension}D), JSON and binary bitwise equal")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 6:
+    if len(sys.argv) not in (6, 7) or (len(sys.argv) == 7 and sys.argv[6] not in ("stored", "deflated")):
         print(__doc__)
         sys.exit(2)
     main(*sys.argv[1:])

@@ -46,6 +46,8 @@ expect "--atol" compare --a
 # Values: choices from the usage line, folders, files, nothing for a number.
 expect "obj usd vtk" export out --format ""
 expect "equilibrium initial" modes a.json --at ""
+expect "binary compressed json" run a.json --frames ""
+expect "compressed" batch a.json --frames c
 expect "runs" run a.json -o ""
 expect "runs" run a.json --output ""
 expect "a.json b.txt runs" render runs --video ""

@@ -1,8 +1,8 @@
-# `bristle modes --shapes OUT --frames binary` writes its mode shapes as binary frames that
-# render reads, holding the same doubles as the JSON shapes.
+# `bristle modes --shapes OUT --frames binary` (and compressed) writes its mode shapes as
+# binary frames that render reads, holding the same doubles as the JSON shapes.
 #   cmake -DBRISTLE=... -DSCENE=... -DWORK=<scratch> -P expect_binary_shapes.cmake
 file(REMOVE_RECURSE "${WORK}")
-foreach(layout json binary)
+foreach(layout json binary compressed)
   execute_process(COMMAND "${BRISTLE}" modes "${SCENE}" --count 2 --shapes "${WORK}/${layout}" --frames ${layout}
                   RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE stderr)
   if(NOT code STREQUAL "0")
@@ -14,11 +14,13 @@ list(LENGTH npz count)
 if(NOT count EQUAL 3)
   message(FATAL_ERROR "CHECK FAILED: ${count} .npz frames, expected 3 (the point and 2 modes)")
 endif()
-execute_process(COMMAND "${BRISTLE}" compare "${WORK}/binary" "${WORK}/json" --atol 0 --rtol 0 --velocities
-                RESULT_VARIABLE code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
-if(NOT code STREQUAL "0")
-  message(FATAL_ERROR "CHECK FAILED: compare of binary and JSON shapes exited ${code}: ${stdout}${stderr}")
-endif()
+foreach(layout binary compressed)
+  execute_process(COMMAND "${BRISTLE}" compare "${WORK}/${layout}" "${WORK}/json" --atol 0 --rtol 0 --velocities
+                  RESULT_VARIABLE code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT code STREQUAL "0")
+    message(FATAL_ERROR "CHECK FAILED: compare of ${layout} and JSON shapes exited ${code}: ${stdout}${stderr}")
+  endif()
+endforeach()
 execute_process(COMMAND "${BRISTLE}" render "${WORK}/binary" -o "${WORK}/images" --width 64 --height 36 --quiet
                 RESULT_VARIABLE code ERROR_VARIABLE stderr)
 if(NOT code STREQUAL "0")

@@ -1,13 +1,13 @@
 # Runs `bristle run SCENE` with --threads 1 and --threads 2 and checks that every frame file is
 # byte-identical (interface: same scene, same build, bitwise identical frames whatever the
 # thread count).  cmake -DBRISTLE=... -DSCENE=... -DWORK=... [-DFRAMES=binary] -P expect_same_frames.cmake
-# FRAMES: the run's --frames layout (json by default; binary frames are frames/*.npz).
+# FRAMES: the run's --frames layout (json by default; binary and compressed frames are frames/*.npz).
 file(REMOVE_RECURSE "${WORK}")
 set(layout_arguments)
 set(extension json)
 if(FRAMES)
   set(layout_arguments --frames ${FRAMES})
-  if(FRAMES STREQUAL "binary")
+  if(FRAMES STREQUAL "binary" OR FRAMES STREQUAL "compressed")
     set(extension npz)
   endif()
 endif()

@@ -80,7 +80,7 @@ TEST_CASE("cli usage errors exit 2 with a message on stderr") {
   }
   const Outcome o = run({"run", "scene.json", "-o", "out", "--bogus"});
   CHECK(o.err == "bristle run: unknown option '--bogus'\n"
-                 "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N] [--frames json|binary]\n"
+                 "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N] [--frames json|binary|compressed]\n"
                  "Run 'bristle help run' for details.\n");
 }
 

@@ -10,7 +10,15 @@ namespace bristle {
 
 enum class FrameLayout {
   Json,  ///< frames/NNNNNN.json (frame_json.hpp)
-  Npz,   ///< frames/NNNNNN.npz: stored (uncompressed) zip of .npy arrays (frame_npz.hpp)
+  Npz,   ///< frames/NNNNNN.npz: a zip of .npy arrays, stored or deflated (frame_npz.hpp)
+};
+
+/// How the members of .npz frames are written: stored (the default binary layout, fastest to
+/// write) or deflated (smaller, slower; `--frames compressed`). The manifest says "npz" for
+/// both: a reader tells them apart member by member, and takes either.
+enum class NpzCompression {
+  Stored,    ///< zip method 0, as numpy.savez
+  Deflated,  ///< zip method 8 (zlib), as numpy.savez_compressed
 };
 
 /// The manifest's name of a layout: "json" or "npz".

@@ -20,11 +20,16 @@
 
 namespace bristle {
 
-/// The bytes of frames/NNNNNN.npz for `frame`, vectors with `dimension` components. Every
-/// float is stored exactly (IEEE 754 binary64, little-endian).
-std::string frame_to_npz(const Frame& frame, int dimension);
+/// The zlib level of NpzCompression::Deflated. Levels 6 and 9 leave frames only 0.5 to 1% of
+/// their stored size smaller than level 1 does, for up to 4 times its time on 50,000-vertex
+/// frames (docs/output-format.md, "Compressed binary frames": the demo and 1000 strands).
+constexpr int kFrameDeflateLevel = 1;
 
-/// Parses the bytes of an .npz frame and checks them against `manifest` (the shapes its rods
+/// The bytes of frames/NNNNNN.npz for `frame`, vectors with `dimension` components. Every
+/// float is kept exactly (IEEE 754 binary64, little-endian), stored or deflated.
+std::string frame_to_npz(const Frame& frame, int dimension, NpzCompression compression = NpzCompression::Stored);
+
+/// Parses the bytes of an .npz frame (stored or deflated members) and checks them against `manifest` (the shapes its rods
 /// and dimension give). `file` labels error messages. Throws OutputError naming the file and
 /// the array (and the rod and vertex of a non-finite value).
 Frame frame_from_npz(std::string_view bytes, const Manifest& manifest, const std::string& file);

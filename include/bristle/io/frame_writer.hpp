@@ -18,6 +18,8 @@ namespace bristle {
 struct FrameWriterOptions {
   /// Least wall time between manifest rewrites while running [s]; 0 rewrites after every frame.
   double manifest_interval_seconds = 1.0;
+  /// How .npz frames store their members (when the manifest's frame_layout is Npz).
+  NpzCompression npz_compression = NpzCompression::Stored;
 };
 
 class FrameWriter {

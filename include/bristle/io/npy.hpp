@@ -51,6 +51,25 @@ struct NpyArray {
   std::string_view data;  ///< exactly npy_element_count(shape) * npy_item_size(type) bytes
 };
 
+/// What a .npy header says: the element type, the shape, where the data starts and how long
+/// it is.
+struct NpyHeader {
+  NpyType type = NpyType::Float64;
+  std::vector<std::int64_t> shape;
+  std::size_t data_start = 0;   ///< bytes before the data (magic, version, header length, dict)
+  std::uint64_t data_size = 0;  ///< npy_element_count(shape) * npy_item_size(type)
+};
+
+/// The length of a .npy's header, everything before the data, read from its first bytes (10
+/// are enough for version 1.0, 12 for 2.0 and 3.0): lets a reader that inflates a member learn
+/// how much to inflate before parsing the header. Throws NpyError: bad magic or version,
+/// `prefix` too short.
+std::size_t npy_header_size(std::string_view prefix);
+
+/// Parses the header at the start of `bytes`; the data after it may be absent. Throws NpyError
+/// as parse_npy does, except about the data's size.
+NpyHeader parse_npy_header(std::string_view bytes);
+
 /// Parses the .npy file held in `bytes` (which must outlive the result). Throws NpyError:
 /// bad magic, unsupported version or element type, Fortran order, a malformed header, or a
 /// data size that does not match the shape.

@@ -67,6 +67,8 @@ struct RunOptions {
   /// How frames are stored: JSON (the diffable default) or .npz (`bristle run --frames
   /// binary`; docs/output-format.md, "Binary frames").
   FrameLayout frame_layout = FrameLayout::Json;
+  /// With frame_layout Npz: stored members, or deflated (`--frames compressed`).
+  NpzCompression npz_compression = NpzCompression::Stored;
   /// When it points to a non-zero value, the run stops at the next check (see above). The
   /// handler of SIGINT and SIGTERM sets it; nothing else in the run writes to it.
   const volatile std::sig_atomic_t* stop = nullptr;

@@ -1,0 +1,22 @@
+# The files in folder SMALL take fewer bytes in all than those in LARGE (compressed frames
+# against stored ones).
+#   cmake -DSMALL=<folder> -DLARGE=<folder> -P expect_smaller_folder.cmake
+function(folder_bytes dir out)
+  file(GLOB files "${dir}/*")
+  set(total 0)
+  foreach(f IN LISTS files)
+    file(SIZE "${f}" size)
+    math(EXPR total "${total} + ${size}")
+  endforeach()
+  list(LENGTH files count)
+  if(count EQUAL 0)
+    message(FATAL_ERROR "CHECK FAILED: no files in ${dir}")
+  endif()
+  set(${out} ${total} PARENT_SCOPE)
+endfunction()
+folder_bytes("${SMALL}" small)
+folder_bytes("${LARGE}" large)
+message("${SMALL}: ${small} bytes; ${LARGE}: ${large} bytes")
+if(NOT small LESS large)
+  message(FATAL_ERROR "CHECK FAILED: ${small} bytes is not less than ${large}")
+endif()
