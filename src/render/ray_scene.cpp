@@ -41,6 +41,28 @@ void check(const char* what) {
 
 bool fits(const Vec3& local) { return local.allFinite() && local.cwiseAbs().maxCoeff() < kMaxLocal; }
 
+
+// A ray of intersect_cover: Embree's context first, so the filter can reach the rest.
+struct CoverContext {
+  RTCIntersectContext base;
+  const int* prim_rod;  // primID -> rod index, -1 for other tubes
+  const int* skip;      // rods already composited along this ray
+  int skip_count;
+};
+
+// Rejects hits on the rods already composited along the ray (intersect_cover): a ray that
+// goes on past a rod's partial coverage must not meet the same rod again (its far side, or
+// the overlapping cap of the next segment), which would count its coverage twice.
+void cover_filter(const RTCFilterFunctionNArguments* args) {
+  const auto* c = reinterpret_cast<const CoverContext*>(args->context);
+  for (unsigned i = 0; i < args->N; ++i) {
+    if (args->valid[i] == 0) continue;
+    const int rod = c->prim_rod[RTCHitN_primID(args->hit, args->N, i)];
+    for (int k = 0; k < c->skip_count; ++k)
+      if (c->skip[k] == rod && rod >= 0) args->valid[i] = 0;
+  }
+}
+
 }  // namespace
 
 struct RayScene::Impl {
@@ -49,6 +71,11 @@ struct RayScene::Impl {
   std::vector<float> curve_vertices;
   std::vector<unsigned> curve_indices;
   std::vector<int> curve_segment;  // primID -> index into segments_
+  // The same curves grown by their coverage margins (add_tube), for intersect_cover.
+  std::vector<float> wide_vertices;
+  std::vector<int> curve_rod;  // primID -> rod index, -1 for other tubes
+  RTCScene wide = nullptr;
+  RTCScene build(const std::vector<float>& curves, RTCFilterFunctionN filter) const;
   std::vector<float> sphere_vertices;
   std::vector<int> sphere_object;
   std::vector<float> mesh_vertices;
@@ -62,6 +89,7 @@ RayScene::RayScene(const Vec3& origin, double scale)
 
 RayScene::~RayScene() {
   if (impl_->scene) rtcReleaseScene(impl_->scene);
+  if (impl_->wide) rtcReleaseScene(impl_->wide);
 }
 
 bool RayScene::empty() const {
@@ -69,13 +97,17 @@ bool RayScene::empty() const {
 }
 
 void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
-                        const std::vector<double>& radii, bool occludes_contact) {
+                        const std::vector<double>& radii, bool occludes_contact, const std::vector<double>& margins) {
   Impl& m = *impl_;
   const std::size_t n = std::min(points.size(), radii.size());
+  const auto margin = [&](std::size_t i) { return i < margins.size() && margins[i] > 0.0 ? margins[i] / scale_ : 0.0; };
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const Vec3 a = (points[i] - origin_) / scale_, b = (points[i + 1] - origin_) / scale_;
     const double ra = radii[i] / scale_, rb = radii[i + 1] / scale_;
-    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb)) continue;
+    const double ma = margin(i), mb = margin(i + 1);
+    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb) ||
+        !std::isfinite(ma) || !std::isfinite(mb))
+      continue;
     // Each segment gets its own two vertices and no neighbour flags: a round linear segment is
     // then a cone capped by the spheres of its end vertices, the tube's joints included, and a
     // left-out segment never joins its neighbours.
@@ -92,8 +124,12 @@ void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& p
         const double r = ra + u * (rb - ra);
         m.curve_vertices.insert(m.curve_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
                                                          static_cast<float>(p.z()), static_cast<float>(r)});
+        m.wide_vertices.insert(m.wide_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
+                                                       static_cast<float>(p.z()),
+                                                       static_cast<float>(r + ma + u * (mb - ma))});
       }
       m.curve_segment.push_back(static_cast<int>(segments_.size()));
+      m.curve_rod.push_back(kind == SurfaceKind::Rod ? object : -1);
     }
     segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
                                 occludes_contact});
@@ -129,30 +165,24 @@ void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
   }
 }
 
-std::int64_t RayScene::cell_key(const Vec3& p) const {
-  // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
-  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
-  return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
-}
-
-void RayScene::commit(double contact_reach) {
-  Impl& m = *impl_;
-  if (m.committed) return;
-  m.committed = true;
+// One Embree scene of every geometry, its curves' vertices `curves` (true or grown radii).
+RTCScene RayScene::Impl::build(const std::vector<float>& curve_vertices, RTCFilterFunctionN filter) const {
+  const Impl& m = *this;
   RTCDevice dev = device();
-  m.scene = rtcNewScene(dev);
-  rtcSetSceneFlags(m.scene, RTC_SCENE_FLAG_NONE);
-  rtcSetSceneBuildQuality(m.scene, RTC_BUILD_QUALITY_MEDIUM);
+  RTCScene scene = rtcNewScene(dev);
+  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
   if (!m.curve_indices.empty()) {
     RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE);
+    if (filter) rtcSetGeometryIntersectFilterFunction(g, filter);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
-                                                          4 * sizeof(float), m.curve_vertices.size() / 4));
-    std::copy(m.curve_vertices.begin(), m.curve_vertices.end(), v);
+                                                          4 * sizeof(float), curve_vertices.size() / 4));
+    std::copy(curve_vertices.begin(), curve_vertices.end(), v);
     auto* i = static_cast<unsigned*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT,
                                                              sizeof(unsigned), m.curve_indices.size()));
     std::copy(m.curve_indices.begin(), m.curve_indices.end(), i);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kCurves);
+    rtcAttachGeometryByID(scene, g, kCurves);
     rtcReleaseGeometry(g);
   }
   if (!m.sphere_object.empty()) {
@@ -161,7 +191,7 @@ void RayScene::commit(double contact_reach) {
                                                           4 * sizeof(float), m.sphere_object.size()));
     std::copy(m.sphere_vertices.begin(), m.sphere_vertices.end(), v);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kSpheres);
+    rtcAttachGeometryByID(scene, g, kSpheres);
     rtcReleaseGeometry(g);
   }
   if (!m.mesh_object.empty()) {
@@ -173,11 +203,27 @@ void RayScene::commit(double contact_reach) {
                                                              3 * sizeof(unsigned), m.mesh_object.size()));
     std::copy(m.mesh_indices.begin(), m.mesh_indices.end(), i);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kTriangles);
+    rtcAttachGeometryByID(scene, g, kTriangles);
     rtcReleaseGeometry(g);
   }
-  rtcCommitScene(m.scene);
+  rtcCommitScene(scene);
   check("build the scene");
+  return scene;
+}
+
+std::int64_t RayScene::cell_key(const Vec3& p) const {
+  // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
+  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
+  return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
+}
+
+void RayScene::commit(double contact_reach) {
+  Impl& m = *impl_;
+  if (m.committed) return;
+  m.committed = true;
+  m.scene = m.build(m.curve_vertices, nullptr);
+  // The coverage scene only when some tube has a margin (else it would equal the first).
+  if (m.wide_vertices != m.curve_vertices) m.wide = m.build(m.wide_vertices, &cover_filter);
 
   // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
   // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
@@ -231,6 +277,37 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
                   Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
 }
 
+SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near,
+                                    const std::vector<int>& skip_rods) const {
+  const Impl& m = *impl_;
+  if (!m.wide) return intersect(origin, direction, t_near);
+  const Vec3 o = (origin - origin_) / scale_;
+  if (!fits(o)) return {};
+  CoverContext context;
+  rtcInitIntersectContext(&context.base);
+  context.prim_rod = m.curve_rod.data();
+  context.skip = skip_rods.data();
+  context.skip_count = static_cast<int>(skip_rods.size());
+  RTCRayHit rh;
+  rh.ray.org_x = static_cast<float>(o.x());
+  rh.ray.org_y = static_cast<float>(o.y());
+  rh.ray.org_z = static_cast<float>(o.z());
+  rh.ray.dir_x = static_cast<float>(direction.x());
+  rh.ray.dir_y = static_cast<float>(direction.y());
+  rh.ray.dir_z = static_cast<float>(direction.z());
+  rh.ray.tnear = static_cast<float>(t_near / scale_);
+  rh.ray.tfar = std::numeric_limits<float>::infinity();
+  rh.ray.mask = 0xffffffffu;
+  rh.ray.time = 0.0f;
+  rh.ray.flags = 0;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(m.wide, &context.base, &rh);
+  SurfaceHit out = make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
+                            Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
+  return out;
+}
+
 SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
                               const Vec3& ng) const {
   SurfaceHit out;
@@ -249,6 +326,10 @@ SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigne
     const Vec3 tangent = seg.b - seg.a;
     out.tangent = tangent.norm() > 0.0 ? Vec3(tangent.normalized()) : Vec3(Vec3::UnitX());
     out.radius = 0.5 * (seg.ra + seg.rb);
+    out.axis_a = seg.a;
+    out.axis_b = seg.b;
+    out.radius_a = seg.ra;
+    out.radius_b = seg.rb;
   } else if (geom == kSpheres) {
     out.kind = SurfaceKind::Collider;
     out.object = m.sphere_object[prim];

@@ -177,8 +177,8 @@ Frame make_frame(const Model& model, const State& state, int index) {
 
 namespace {
 
-RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const ProgressCallback& progress,
-                      Clock::time_point start) {
+RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions& options,
+                      const ProgressCallback& progress, Clock::time_point start) {
   RunResult result;
   // Handles (model/handle.hpp) script rods' fixed vertices and move colliders, so the run
   // steps its own copy of the model: handles.prepare_step() before every step.
@@ -277,7 +277,7 @@ RunResult run_simulation(const Scene& scene, const std::string& out_dir, const R
   manifest.frame_layout = options.frame_layout;
   FrameWriter writer(out_dir, std::move(manifest), writer_options);
   RunResult result = scene.mode == SolverMode::Static ? run_static(scene, writer, options, progress, start)
-                                                      : run_dynamic(scene, writer, progress, start);
+                                                      : run_dynamic(scene, writer, options, progress, start);
   result.frame_write_seconds = writer.write_seconds();
   return result;
 }

@@ -40,6 +40,8 @@ struct SurfaceHit {
   Vec3 normal = Vec3::UnitZ();  ///< unit, on the side the ray came from
   Vec3 tangent = Vec3::UnitX(); ///< curves: unit direction of the segment
   double radius = 0.0;          ///< curves: the tube's mean radius on the segment [m]
+  Vec3 axis_a = Vec3::Zero(), axis_b = Vec3::Zero();  ///< curves: the segment's ends [m]
+  double radius_a = 0.0, radius_b = 0.0;              ///< curves: the true radii there [m]
 
   bool hit() const { return kind != SurfaceKind::None; }
 };
@@ -55,8 +57,9 @@ class RayScene {
   /// A tube through `points` with a radius per point [m] (a round linear curve). Segments
   /// with a non-finite end, or beyond single precision, are left out.
   /// `occludes_contact`: the tube darkens colliders it lies close to (contact shadow).
+  /// `margins` [m], one per point (or none): intersect_cover sees the tube grown by them.
   void add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points, const std::vector<double>& radii,
-                bool occludes_contact);
+                bool occludes_contact, const std::vector<double>& margins = {});
   void add_sphere(int object, const Vec3& center, double radius);
   void add_triangles(int object, const std::vector<Vec3>& vertices, const std::vector<std::array<int, 3>>& triangles);
   /// Builds the BVH, and the grid that finds the tube segments within `contact_reach` [m] of
@@ -66,6 +69,11 @@ class RayScene {
 
   /// The first surface along the ray (unit direction) beyond `t_near` [m].
   SurfaceHit intersect(const Vec3& origin, const Vec3& direction, double t_near = 0.0) const;
+  /// intersect on the tubes grown by their margins (add_tube), skipping hits on the rods in
+  /// `skip_rods`: the renderer's coverage rays (render_frame.cpp). The hit's point and normal
+  /// are on the grown tube; axis and true radii are those of the tube.
+  SurfaceHit intersect_cover(const Vec3& origin, const Vec3& direction, double t_near,
+                             const std::vector<int>& skip_rods) const;
   /// intersect for four rays at once from t = 0 (Embree's packet traversal: faster for
   /// neighbouring rays such as the samples of one pixel). Embree computes packets on another
   /// code path, so an answer may differ from intersect's in the last bits; a caller that must
