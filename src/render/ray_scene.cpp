@@ -15,7 +15,7 @@ namespace bristle {
 namespace {
 
 // Geometry ids: attached in this order, by id, so they never depend on attachment history.
-constexpr unsigned kCurves = 0, kSpheres = 1, kTriangles = 2;
+constexpr unsigned kCurves = 0, kSpheres = 1, kTriangles = 2, kFlat = 3;
 
 // Tube segments are cut into pieces at most this many radii long (see add_tube).
 constexpr double kPieceRadii = 8.0;
@@ -45,43 +45,57 @@ bool fits(const Vec3& local) { return local.allFinite() && local.cwiseAbs().maxC
 // A ray of intersect_cover: Embree's context first, so the filter can reach the rest.
 struct CoverContext {
   RTCIntersectContext base;
-  const int* prim_rod;  // primID -> rod index, -1 for other tubes
+  const int* prim_rod;  // flat primID -> rod index
   const int* skip;      // rods already composited along this ray
   int skip_count;
 };
 
 // Rejects hits on the rods already composited along the ray (intersect_cover): a ray that
-// goes on past a rod's partial coverage must not meet the same rod again (its far side, or
-// the overlapping cap of the next segment), which would count its coverage twice.
+// goes on past a rod's partial coverage must not meet the same rod again (the same segment's
+// ribbon, or the overlapping end of the next one), which would count its coverage twice.
 void cover_filter(const RTCFilterFunctionNArguments* args) {
   const auto* c = reinterpret_cast<const CoverContext*>(args->context);
   for (unsigned i = 0; i < args->N; ++i) {
     if (args->valid[i] == 0) continue;
     const int rod = c->prim_rod[RTCHitN_primID(args->hit, args->N, i)];
     for (int k = 0; k < c->skip_count; ++k)
-      if (c->skip[k] == rod && rod >= 0) args->valid[i] = 0;
+      if (c->skip[k] == rod) args->valid[i] = 0;
   }
 }
 
 }  // namespace
 
+// Round or flat linear curves for Embree: float4 (x, y, z, radius) vertices, two per piece.
+struct CurveSet {
+  std::vector<float> vertices;
+  std::vector<unsigned> indices;  // the first vertex of each piece
+  std::vector<int> segment;       // primID -> index into segments_
+  std::vector<int> rod;           // primID -> rod index, -1 for other tubes
+
+  void add(const Vec3& p0, double r0, const Vec3& p1, double r1, int seg, int rod_index) {
+    indices.push_back(static_cast<unsigned>(vertices.size() / 4));
+    vertices.insert(vertices.end(), {static_cast<float>(p0.x()), static_cast<float>(p0.y()), static_cast<float>(p0.z()),
+                                     static_cast<float>(r0), static_cast<float>(p1.x()), static_cast<float>(p1.y()),
+                                     static_cast<float>(p1.z()), static_cast<float>(r1)});
+    segment.push_back(seg);
+    rod.push_back(rod_index);
+  }
+};
+
 struct RayScene::Impl {
   RTCScene scene = nullptr;
-  // Curves: float4 (x, y, z, radius) vertices, the first vertex of each segment.
-  std::vector<float> curve_vertices;
-  std::vector<unsigned> curve_indices;
-  std::vector<int> curve_segment;  // primID -> index into segments_
-  // The same curves grown by their coverage margins (add_tube), for intersect_cover.
-  std::vector<float> wide_vertices;
-  std::vector<int> curve_rod;  // primID -> rod index, -1 for other tubes
+  CurveSet curves;  // every tube at its radius
+  // The coverage scene (intersect_cover): tubes with margins as flat (ray-facing) curves grown
+  // by them, the other tubes round as in `curves`.
   RTCScene wide = nullptr;
-  RTCScene build(const std::vector<float>& curves, RTCFilterFunctionN filter) const;
+  CurveSet wide_round, flat;
   std::vector<float> sphere_vertices;
   std::vector<int> sphere_object;
   std::vector<float> mesh_vertices;
   std::vector<unsigned> mesh_indices;
   std::vector<int> mesh_object;  // primID -> collider
   bool committed = false;
+  RTCScene build(const CurveSet& round, const CurveSet* flat_curves) const;
 };
 
 RayScene::RayScene(const Vec3& origin, double scale)
@@ -93,13 +107,14 @@ RayScene::~RayScene() {
 }
 
 bool RayScene::empty() const {
-  return impl_->curve_indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
+  return impl_->curves.indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
 }
 
 void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
                         const std::vector<double>& radii, bool occludes_contact, const std::vector<double>& margins) {
   Impl& m = *impl_;
   const std::size_t n = std::min(points.size(), radii.size());
+  const bool grown = !margins.empty();
   const auto margin = [&](std::size_t i) { return i < margins.size() && margins[i] > 0.0 ? margins[i] / scale_ : 0.0; };
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const Vec3 a = (points[i] - origin_) / scale_, b = (points[i + 1] - origin_) / scale_;
@@ -108,6 +123,8 @@ void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& p
     if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb) ||
         !std::isfinite(ma) || !std::isfinite(mb))
       continue;
+    const int seg = static_cast<int>(segments_.size());
+    const int rod = kind == SurfaceKind::Rod ? object : -1;
     // Each segment gets its own two vertices and no neighbour flags: a round linear segment is
     // then a cone capped by the spheres of its end vertices, the tube's joints included, and a
     // left-out segment never joins its neighbours.
@@ -118,18 +135,18 @@ void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& p
     const int pieces = static_cast<int>(std::clamp(std::ceil((b - a).norm() / piece), 1.0, 64.0));
     for (int k = 0; k < pieces; ++k) {
       const double u0 = static_cast<double>(k) / pieces, u1 = static_cast<double>(k + 1) / pieces;
-      m.curve_indices.push_back(static_cast<unsigned>(m.curve_vertices.size() / 4));
-      for (const double u : {u0, u1}) {
-        const Vec3 p = a + u * (b - a);
-        const double r = ra + u * (rb - ra);
-        m.curve_vertices.insert(m.curve_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
-                                                         static_cast<float>(p.z()), static_cast<float>(r)});
-        m.wide_vertices.insert(m.wide_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
-                                                       static_cast<float>(p.z()),
-                                                       static_cast<float>(r + ma + u * (mb - ma))});
-      }
-      m.curve_segment.push_back(static_cast<int>(segments_.size()));
-      m.curve_rod.push_back(kind == SurfaceKind::Rod ? object : -1);
+      const Vec3 p0 = a + u0 * (b - a), p1 = a + u1 * (b - a);
+      const double r0 = ra + u0 * (rb - ra), r1 = ra + u1 * (rb - ra);
+      m.curves.add(p0, r0, p1, r1, seg, rod);
+      if (!grown) m.wide_round.add(p0, r0, p1, r1, seg, rod);
+    }
+    if (grown) {
+      // One ribbon per segment, its half width the grown radius, reaching as far past both
+      // ends, so the outer side of a bend (the true tube's round joint) is covered too; the
+      // renderer measures the coverage from the true segments.
+      const double wa = ra + ma, wb = rb + mb;
+      const Vec3 dir = (b - a).norm() > 0.0 ? Vec3((b - a).normalized()) : Vec3(Vec3::UnitX());
+      m.flat.add(a - wa * dir, wa, b + wb * dir, wb, seg, rod);
     }
     segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
                                 occludes_contact});
@@ -166,25 +183,28 @@ void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
 }
 
 // One Embree scene of every geometry, its curves' vertices `curves` (true or grown radii).
-RTCScene RayScene::Impl::build(const std::vector<float>& curve_vertices, RTCFilterFunctionN filter) const {
+RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curves) const {
   const Impl& m = *this;
   RTCDevice dev = device();
   RTCScene scene = rtcNewScene(dev);
   rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
   rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
-  if (!m.curve_indices.empty()) {
-    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE);
-    if (filter) rtcSetGeometryIntersectFilterFunction(g, filter);
+  const auto add_curves = [&](const CurveSet& set, RTCGeometryType type, unsigned id) {
+    if (set.indices.empty()) return;
+    RTCGeometry g = rtcNewGeometry(dev, type);
+    if (id == kFlat) rtcSetGeometryIntersectFilterFunction(g, &cover_filter);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
-                                                          4 * sizeof(float), curve_vertices.size() / 4));
-    std::copy(curve_vertices.begin(), curve_vertices.end(), v);
+                                                          4 * sizeof(float), set.vertices.size() / 4));
+    std::copy(set.vertices.begin(), set.vertices.end(), v);
     auto* i = static_cast<unsigned*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT,
-                                                             sizeof(unsigned), m.curve_indices.size()));
-    std::copy(m.curve_indices.begin(), m.curve_indices.end(), i);
+                                                             sizeof(unsigned), set.indices.size()));
+    std::copy(set.indices.begin(), set.indices.end(), i);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(scene, g, kCurves);
+    rtcAttachGeometryByID(scene, g, id);
     rtcReleaseGeometry(g);
-  }
+  };
+  add_curves(round, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, kCurves);
+  if (flat_curves) add_curves(*flat_curves, RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, kFlat);
   if (!m.sphere_object.empty()) {
     RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_SPHERE_POINT);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
@@ -221,9 +241,9 @@ void RayScene::commit(double contact_reach) {
   Impl& m = *impl_;
   if (m.committed) return;
   m.committed = true;
-  m.scene = m.build(m.curve_vertices, nullptr);
-  // The coverage scene only when some tube has a margin (else it would equal the first).
-  if (m.wide_vertices != m.curve_vertices) m.wide = m.build(m.wide_vertices, &cover_filter);
+  m.scene = m.build(m.curves, nullptr);
+  // The coverage scene only when some tube has a margin.
+  if (!m.flat.indices.empty()) m.wide = m.build(m.wide_round, &m.flat);
 
   // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
   // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
@@ -274,7 +294,7 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
   rtcIntersect1(m.scene, &context, &rh);
   return make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
-                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
+                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), false);
 }
 
 SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near,
@@ -285,7 +305,7 @@ SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, 
   if (!fits(o)) return {};
   CoverContext context;
   rtcInitIntersectContext(&context.base);
-  context.prim_rod = m.curve_rod.data();
+  context.prim_rod = m.flat.rod.data();
   context.skip = skip_rods.data();
   context.skip_count = static_cast<int>(skip_rods.size());
   RTCRayHit rh;
@@ -304,12 +324,12 @@ SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, 
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
   rtcIntersect1(m.wide, &context.base, &rh);
   SurfaceHit out = make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
-                            Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
+                            Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), true);
   return out;
 }
 
 SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                              const Vec3& ng) const {
+                              const Vec3& ng, bool wide) const {
   SurfaceHit out;
   const Impl& m = *impl_;
   if (geom == RTC_INVALID_GEOMETRY_ID) return out;
@@ -318,8 +338,10 @@ SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigne
   Vec3 n = ng.norm() > 0.0 ? Vec3(ng.normalized()) : Vec3(-direction);
   if (n.dot(direction) > 0.0) n = -n;
   out.normal = n;
-  if (geom == kCurves) {
-    const Segment& seg = segments_[static_cast<std::size_t>(m.curve_segment[prim])];
+  if (geom == kCurves || geom == kFlat) {
+    const CurveSet& set = geom == kFlat ? m.flat : wide ? m.wide_round : m.curves;
+    const std::size_t id = static_cast<std::size_t>(set.segment[prim]);
+    const Segment& seg = segments_[id];
     out.kind = seg.kind;
     out.object = seg.object;
     out.segment = seg.index;
@@ -330,6 +352,21 @@ SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigne
     out.axis_b = seg.b;
     out.radius_a = seg.ra;
     out.radius_b = seg.rb;
+    // The neighbouring segments of the same tube (or the ends themselves).
+    out.axis_before = seg.a;
+    out.axis_after = seg.b;
+    out.radius_before = seg.ra;
+    out.radius_after = seg.rb;
+    if (id > 0 && segments_[id - 1].object == seg.object && segments_[id - 1].kind == seg.kind &&
+        segments_[id - 1].index + 1 == seg.index) {
+      out.axis_before = segments_[id - 1].a;
+      out.radius_before = segments_[id - 1].ra;
+    }
+    if (id + 1 < segments_.size() && segments_[id + 1].object == seg.object && segments_[id + 1].kind == seg.kind &&
+        segments_[id + 1].index == seg.index + 1) {
+      out.axis_after = segments_[id + 1].b;
+      out.radius_after = segments_[id + 1].rb;
+    }
   } else if (geom == kSpheres) {
     out.kind = SurfaceKind::Collider;
     out.object = m.sphere_object[prim];
@@ -374,7 +411,7 @@ std::array<SurfaceHit, 4> RayScene::intersect4(const std::array<Vec3, 4>& origin
     if (!valid[i]) continue;
     out[static_cast<std::size_t>(i)] =
         make_hit(origins[static_cast<std::size_t>(i)], directions[static_cast<std::size_t>(i)], rh.hit.geomID[i],
-                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]));
+                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]), false);
   }
   return out;
 }

@@ -317,19 +317,40 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
 // interior, and a pixel at its edge what lies inside. This is the hair renderers' "thin curves
 // widened to a footprint, made transparent by their true share of it"; the shade is that of
 // the true tube (Kajiya-Kay on its normal at that point).
+// Where the ray o + s d (unit d) passes a straight tube from a (radius ra) to b (rb): the axis
+// point nearest the ray, the ray's offset from it, the radius there and the ray's s.
+struct TubePass {
+  Vec3 axis = Vec3::Zero(), off = Vec3::Zero(), tangent = Vec3::UnitX();
+  double radius = 0.0, s = 0.0;
+};
+
+TubePass pass_tube(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec3& b, double ra, double rb) {
+  TubePass p;
+  const Vec3 e = b - a, w0 = origin - a;
+  const double B = dir.dot(e), C = e.squaredNorm(), D = dir.dot(w0), E = e.dot(w0);
+  const double denom = C - B * B;
+  const double u = std::clamp(denom > 1e-12 * C && C > 0.0 ? (E - B * D) / denom : 0.0, 0.0, 1.0);
+  p.axis = a + u * e;
+  p.s = dir.dot(p.axis - origin);
+  p.off = origin + p.s * dir - p.axis;
+  p.radius = ra + u * (rb - ra);
+  if (C > 0.0) p.tangent = e / std::sqrt(C);
+  return p;
+}
+
 SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& dir, const Projector& proj,
                         double& coverage) {
   coverage = 0.0;
-  // Closest points of the ray o + s d (unit d) and the axis a + u e, u in [0, 1].
-  const Vec3 e = hit.axis_b - hit.axis_a, w0 = origin - hit.axis_a;
-  const double B = dir.dot(e), C = e.squaredNorm(), D = dir.dot(w0), E = e.dot(w0);
-  const double denom = C - B * B;
-  double u = denom > 1e-12 * C && C > 0.0 ? (E - B * D) / denom : 0.0;
-  u = std::clamp(u, 0.0, 1.0);
-  const Vec3 axis = hit.axis_a + u * e;
-  const double s = dir.dot(axis - origin);
-  const Vec3 off = origin + s * dir - axis;
-  const double r = hit.radius_a + u * (hit.radius_b - hit.radius_a);
+  // The segment hit and its neighbours (at a joint the ray may pass nearer the next one, and
+  // the pixel sees the joint's round side): the one the ray passes closest to its surface.
+  TubePass best = pass_tube(origin, dir, hit.axis_a, hit.axis_b, hit.radius_a, hit.radius_b);
+  for (const TubePass& p : {pass_tube(origin, dir, hit.axis_before, hit.axis_a, hit.radius_before, hit.radius_a),
+                            pass_tube(origin, dir, hit.axis_b, hit.axis_after, hit.radius_b, hit.radius_after)}) {
+    if (p.off.norm() - p.radius < best.off.norm() - best.radius) best = p;
+  }
+  const Vec3& axis = best.axis;
+  const Vec3& off = best.off;
+  const double r = best.radius, s = best.s;
   const double pixel = proj.pixel_size_at(proj.depth(axis));
   SurfaceHit out = hit;
   if (!(r > 0.0) || !(pixel > 0.0) || !std::isfinite(pixel)) return out;
@@ -338,7 +359,8 @@ SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& d
   coverage = std::clamp(hi - lo, 0.0, 1.0);
   // The normal of the true tube at the covered part's middle: sideways by sin = m / R, the rest
   // towards the eye.
-  const Vec3& t = hit.tangent;
+  const Vec3& t = best.tangent;
+  out.tangent = t;
   Vec3 side = off - off.dot(t) * t;
   if (side.norm() < 1e-12 * r) side = t.cross(dir);
   Vec3 view = -dir - (-dir).dot(t) * t;

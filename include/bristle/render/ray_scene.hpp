@@ -42,6 +42,10 @@ struct SurfaceHit {
   double radius = 0.0;          ///< curves: the tube's mean radius on the segment [m]
   Vec3 axis_a = Vec3::Zero(), axis_b = Vec3::Zero();  ///< curves: the segment's ends [m]
   double radius_a = 0.0, radius_b = 0.0;              ///< curves: the true radii there [m]
+  /// curves: the neighbouring segments of the tube, axis_before -> axis_a and
+  /// axis_b -> axis_after (the ends themselves where there is none) [m]
+  Vec3 axis_before = Vec3::Zero(), axis_after = Vec3::Zero();
+  double radius_before = 0.0, radius_after = 0.0;  ///< [m]
 
   bool hit() const { return kind != SurfaceKind::None; }
 };
@@ -99,7 +103,7 @@ class RayScene {
   };
   struct Impl;
   SurfaceHit make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                      const Vec3& ng) const;
+                      const Vec3& ng, bool wide) const;
   std::unique_ptr<Impl> impl_;
   Vec3 origin_;
   double scale_;
