@@ -585,6 +585,26 @@ void draw(Canvas& canvas, const Manifest& manifest, const Frame& frame, const st
   cairo_surface_flush(canvas.surface);
 }
 
+// The canvas as an RGB image.
+Image surface_image(const Canvas& canvas) {
+  Image image;
+  image.width = cairo_image_surface_get_width(canvas.surface);
+  image.height = cairo_image_surface_get_height(canvas.surface);
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height);
+  const int stride = cairo_image_surface_get_stride(canvas.surface);
+  const unsigned char* data = cairo_image_surface_get_data(canvas.surface);
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      std::uint32_t p;
+      std::memcpy(&p, data + static_cast<std::ptrdiff_t>(y) * stride + 4 * x, 4);
+      image.pixels[static_cast<std::size_t>(y) * image.width + x] =
+          Rgb8{static_cast<std::uint8_t>((p >> 16) & 0xff), static_cast<std::uint8_t>((p >> 8) & 0xff),
+               static_cast<std::uint8_t>(p & 0xff)};
+    }
+  }
+  return image;
+}
+
 }  // namespace
 
 int time_stamp_band(const RenderOptions& options) {
@@ -620,22 +640,7 @@ Image render_image(const Manifest& manifest, const Frame& frame, const std::vect
   check_options(options);
   Canvas canvas(options.width, options.height);
   draw(canvas, manifest, frame, colliders, camera, options, handles);
-  Image image;
-  image.width = options.width;
-  image.height = options.height;
-  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height);
-  const int stride = cairo_image_surface_get_stride(canvas.surface);
-  const unsigned char* data = cairo_image_surface_get_data(canvas.surface);
-  for (int y = 0; y < image.height; ++y) {
-    for (int x = 0; x < image.width; ++x) {
-      std::uint32_t p;
-      std::memcpy(&p, data + static_cast<std::ptrdiff_t>(y) * stride + 4 * x, 4);
-      image.pixels[static_cast<std::size_t>(y) * image.width + x] =
-          Rgb8{static_cast<std::uint8_t>((p >> 16) & 0xff), static_cast<std::uint8_t>((p >> 8) & 0xff),
-               static_cast<std::uint8_t>(p & 0xff)};
-    }
-  }
-  return image;
+  return surface_image(canvas);
 }
 
 void render_frame(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
@@ -650,11 +655,12 @@ void render_frame(const Manifest& manifest, const Frame& frame, const std::vecto
   const std::filesystem::path target(png_path);
   const std::filesystem::path temporary =
       target.parent_path() / ("." + target.filename().string() + ".tmp");
-  const cairo_status_t status = cairo_surface_write_to_png(canvas.surface, temporary.c_str());
   std::error_code error;
-  if (status != CAIRO_STATUS_SUCCESS) {
+  try {
+    write_png(surface_image(canvas), temporary.string());
+  } catch (const RenderError& e) {
     std::filesystem::remove(temporary, error);
-    throw RenderError("cannot write PNG '" + png_path + "': " + cairo_status_to_string(status));
+    throw RenderError("cannot write PNG '" + png_path + "' (" + e.what() + ")");
   }
   std::filesystem::rename(temporary, target, error);
   if (error) {
