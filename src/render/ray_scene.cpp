@@ -89,13 +89,18 @@ struct RayScene::Impl {
   // by them, the other tubes round as in `curves`.
   RTCScene wide = nullptr;
   CurveSet wide_round, flat;
+  // The shadow scene (occluded): the same flat curves at the true radii. Seen along a shadow
+  // ray, a ray-facing ribbon as wide as the tube is the tube's outline, which is all a shadow
+  // ray asks; it is cheaper to intersect than a round curve.
+  RTCScene shadow = nullptr;
+  CurveSet flat_true;
   std::vector<float> sphere_vertices;
   std::vector<int> sphere_object;
   std::vector<float> mesh_vertices;
   std::vector<unsigned> mesh_indices;
   std::vector<int> mesh_object;  // primID -> collider
   bool committed = false;
-  RTCScene build(const CurveSet& round, const CurveSet* flat_curves) const;
+  RTCScene build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const;
 };
 
 RayScene::RayScene(const Vec3& origin, double scale)
@@ -104,6 +109,7 @@ RayScene::RayScene(const Vec3& origin, double scale)
 RayScene::~RayScene() {
   if (impl_->scene) rtcReleaseScene(impl_->scene);
   if (impl_->wide) rtcReleaseScene(impl_->wide);
+  if (impl_->shadow) rtcReleaseScene(impl_->shadow);
 }
 
 bool RayScene::empty() const {
@@ -147,6 +153,7 @@ void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& p
       const double wa = ra + ma, wb = rb + mb;
       const Vec3 dir = (b - a).norm() > 0.0 ? Vec3((b - a).normalized()) : Vec3(Vec3::UnitX());
       m.flat.add(a - wa * dir, wa, b + wb * dir, wb, seg, rod);
+      m.flat_true.add(a - ra * dir, ra, b + rb * dir, rb, seg, rod);
     }
     segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
                                 occludes_contact});
@@ -183,7 +190,7 @@ void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
 }
 
 // One Embree scene of every geometry, its curves' vertices `curves` (true or grown radii).
-RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curves) const {
+RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const {
   const Impl& m = *this;
   RTCDevice dev = device();
   RTCScene scene = rtcNewScene(dev);
@@ -192,7 +199,7 @@ RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curve
   const auto add_curves = [&](const CurveSet& set, RTCGeometryType type, unsigned id) {
     if (set.indices.empty()) return;
     RTCGeometry g = rtcNewGeometry(dev, type);
-    if (id == kFlat) rtcSetGeometryIntersectFilterFunction(g, &cover_filter);
+    if (id == kFlat && filtered) rtcSetGeometryIntersectFilterFunction(g, &cover_filter);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
                                                           4 * sizeof(float), set.vertices.size() / 4));
     std::copy(set.vertices.begin(), set.vertices.end(), v);
@@ -241,9 +248,12 @@ void RayScene::commit(double contact_reach) {
   Impl& m = *impl_;
   if (m.committed) return;
   m.committed = true;
-  m.scene = m.build(m.curves, nullptr);
+  m.scene = m.build(m.curves, nullptr, false);
   // The coverage scene only when some tube has a margin.
-  if (!m.flat.indices.empty()) m.wide = m.build(m.wide_round, &m.flat);
+  if (!m.flat.indices.empty()) {
+    m.wide = m.build(m.wide_round, &m.flat, true);
+    m.shadow = m.build(m.wide_round, &m.flat_true, false);
+  }
 
   // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
   // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
@@ -435,7 +445,7 @@ bool RayScene::occluded(const Vec3& origin, const Vec3& direction, double t_near
   ray.mask = 0xffffffffu;
   ray.time = 0.0f;
   ray.flags = 0;
-  rtcOccluded1(m.scene, &context, &ray);
+  rtcOccluded1(m.shadow ? m.shadow : m.scene, &context, &ray);
   return ray.tfar < 0.0f;  // Embree marks an occluded ray with tfar = -inf
 }
 
