@@ -10,6 +10,12 @@
 ///     (Embree's RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, made for hair). Spheres are sphere
 ///     points; boxes and planes triangle meshes (a plane is a finite square around the view,
 ///     or a slab seen edge-on in 2D).
+///   - Three Embree scenes share these: `intersect` sees the round tubes; tubes given margins
+///     (the renderer's rods) are, for `intersect_cover`, flat ray-facing curves (Embree's
+///     RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, faster to find) grown by their margins, and for
+///     `occluded`, flat curves of their true radius (along a ray a tube's outline is that
+///     wide). Each ribbon reaches its radius past both ends of its segment, so the outside
+///     of a bend is covered. The renderer takes shape and shading from the true segment.
 ///   - Embree works in single precision. Every point is stored relative to `origin` and
 ///     divided by `scale` (the renderer passes the camera target and the view's size), so
 ///     the frame's numbers stay near 1 wherever the scene sits; results come back in metres.
@@ -83,7 +89,8 @@ class RayScene {
   /// code path, so an answer may differ from intersect's in the last bits; a caller that must
   /// be reproducible uses the same call for the same ray every time.
   std::array<SurfaceHit, 4> intersect4(const std::array<Vec3, 4>& origins, const std::array<Vec3, 4>& directions) const;
-  /// True when something lies on the ray between t_near and t_far [m].
+  /// True when something lies on the ray between t_near and t_far [m] (tubes with margins as
+  /// ribbons of their true radius facing the ray).
   bool occluded(const Vec3& origin, const Vec3& direction, double t_near, double t_far) const;
   /// 1 - prod(1 - F) over the contact-occluding tube segments within the contact reach of p
   /// (segment_occlusion, occlusion.hpp), for a surface point p with unit normal n.
