@@ -307,8 +307,8 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
                   Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), false);
 }
 
-SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near,
-                                    const std::vector<int>& skip_rods) const {
+SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
+                                    int skip_count) const {
   const Impl& m = *impl_;
   if (!m.wide) return intersect(origin, direction, t_near);
   const Vec3 o = (origin - origin_) / scale_;
@@ -316,8 +316,8 @@ SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, 
   CoverContext context;
   rtcInitIntersectContext(&context.base);
   context.prim_rod = m.flat.rod.data();
-  context.skip = skip_rods.data();
-  context.skip_count = static_cast<int>(skip_rods.size());
+  context.skip = skip_rods;
+  context.skip_count = skip_count;
   RTCRayHit rh;
   rh.ray.org_x = static_cast<float>(o.x());
   rh.ray.org_y = static_cast<float>(o.y());

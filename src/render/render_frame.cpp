@@ -388,16 +388,17 @@ Sample trace_ray(const FrameScene& fs, const CameraRay& ray, const Projector& pr
                  const RenderOptions& opt) {
   Sample out;
   double r = 0.0, g = 0.0, b = 0.0, through = 1.0;
-  std::vector<int> skip;
+  std::array<int, kMaxLayers> skip{};
+  int skipped = 0;
   double t = 0.0;
   for (int layer = 0; layer < kMaxLayers && through > 0.0; ++layer) {
-    const SurfaceHit hit = fs.rays.intersect_cover(ray.origin, ray.direction, t, skip);
+    const SurfaceHit hit = fs.rays.intersect_cover(ray.origin, ray.direction, t, skip.data(), skipped);
     double share = 1.0;
     Sample s;
     if (hit.kind == SurfaceKind::Rod) {
       const SurfaceHit rod = true_rod_hit(hit, ray.origin, ray.direction, proj, share);
       if (share > 0.0) s = shade_hit(fs, rod, ray.direction, proj, lights, opt);
-      skip.push_back(hit.object);
+      skip[static_cast<std::size_t>(skipped++)] = hit.object;
       t = hit.distance;
       if (layer + 1 == kMaxLayers) share = 1.0;
     } else {
@@ -470,7 +471,7 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
     // centre of every pixel the true tube touches meets it (trace_ray).
     std::vector<double> margins(radii.size()), grown(radii.size());
     for (std::size_t k = 0; k < radii.size(); ++k) {
-      margins[k] = 0.55 * proj.pixel_size_at(proj.depth(rod.positions[k]));
+      margins[k] = 0.505 * proj.pixel_size_at(proj.depth(rod.positions[k]));
       grown[k] = radii[k] + margins[k];
     }
     fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true, margins);

@@ -79,11 +79,11 @@ class RayScene {
 
   /// The first surface along the ray (unit direction) beyond `t_near` [m].
   SurfaceHit intersect(const Vec3& origin, const Vec3& direction, double t_near = 0.0) const;
-  /// intersect on the tubes grown by their margins (add_tube), skipping hits on the rods in
-  /// `skip_rods`: the renderer's coverage rays (render_frame.cpp). The hit's point and normal
+  /// intersect on the tubes grown by their margins (add_tube), skipping hits on the
+  /// `skip_count` rods of `skip_rods`: the renderer's coverage rays (render_frame.cpp). The hit's point and normal
   /// are on the grown tube; axis and true radii are those of the tube.
-  SurfaceHit intersect_cover(const Vec3& origin, const Vec3& direction, double t_near,
-                             const std::vector<int>& skip_rods) const;
+  SurfaceHit intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
+                             int skip_count) const;
   /// intersect for four rays at once from t = 0 (Embree's packet traversal: faster for
   /// neighbouring rays such as the samples of one pixel). Embree computes packets on another
   /// code path, so an answer may differ from intersect's in the last bits; a caller that must

@@ -8,7 +8,7 @@
 ///   2. A mask marks the pixels a rod may cover (its projected segments grown by the coverage
 ///      margin below and the perspective stretch), and those a brush part or a capsule may cover
 ///      (grown by a pixel and a margin).
-///   3. Rod pixels take one coverage ray through their centre. It sees every rod grown by 0.55
+///   3. Rod pixels take one coverage ray through their centre. It sees every rod grown by half a
 ///      pixel at its depth (RayScene::intersect_cover), so it meets every rod the pixel touches;
 ///      a rod adds its true share c of the pixel's width (a box one pixel wide across the tube)
 ///      times its shade and lets 1 - c through, and the ray goes on behind it, skipping that rod
