@@ -470,7 +470,7 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
     // centre of every pixel the true tube touches meets it (trace_ray).
     std::vector<double> margins(radii.size()), grown(radii.size());
     for (std::size_t k = 0; k < radii.size(); ++k) {
-      margins[k] = 0.505 * proj.pixel_size_at(proj.depth(rod.positions[k]));
+      margins[k] = std::max(0.0, 0.505 * proj.pixel_size_at(proj.depth(rod.positions[k])));  // 0 behind the eye
       grown[k] = radii[k] + margins[k];
     }
     fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true, margins);
