@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libspectra-dev nlohmann-json3-dev doctest-dev
-  libcairo2-dev   # PNG writing and the time stamp (bristle render), charts
+  libcairo2-dev   # the time stamp and reading PNGs (bristle render), charts
+  libpng-dev      # PNG writing (bristle render)
   libembree-dev   # ray tracing of rods and colliders (bristle render); pulls in libembree3-3
   zlib1g-dev      # deflated binary frames (bristle run --frames compressed, docs/output-format.md)
   libvalijson-dev # JSON Schema validation of the scenes in the tests (tests/scene/test_scene_schema.cpp)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -34,7 +35,8 @@ const char* const kUsage =
     "ray traced (Embree): rods as round tubes of their true radius, one colour per rod, with\n"
     "hair-like (Kajiya-Kay) lighting; colliders (moved by their handles) and the brush of each\n"
     "handle that carries rods; shadows from one key light, contact shadows on colliders;\n"
-    "4 to 16 samples per pixel where rods and edges are; the time in a band along the top.\n"
+    "rods antialiased by their exact pixel coverage, 4 samples at other edges; the time in a\n"
+    "band along the top.\n"
     "The camera comes from the scene's \"render\" block (recorded in OUT/manifest.json) or\n"
     "is fitted to the bounds of all frames; 2D scenes are drawn in their plane. The options\n"
     "below override the render block.\n"
@@ -151,6 +153,9 @@ std::pair<int, int> frame_range(const std::string& text, int count) {
 
 // Pixels of one image (about 12 bytes each while traced, one image per job in memory): 1.2 GB.
 constexpr double kMaxImagePixels = 1e8;
+// Frames kept in memory between the camera fit and the drawing: at most this many vertices in
+// all (24 bytes each: 48 MB).
+constexpr std::size_t kKeptVertices = 2000000;
 
 // The camera frames the sequence with squared distances: beyond this coordinate they would
 // overflow a double and the projection would divide by infinity (docs/limits.md).
@@ -366,12 +371,37 @@ int render(const std::vector<std::string>& args, CommandContext& context) {
                 << "\"); rendering the " << frames << " frames it holds\n";
 
   try {
-    const FrameLoader load = [&folder](int k) { return drawable(folder.frame(k), folder.frame_path(k)); };
+    const FrameLoader read = [&folder](int k) { return drawable(folder.frame(k), folder.frame_path(k)); };
+    // The frames read to fit the camera are kept for drawing when they are few enough (at most
+    // kKeptVertices vertices in all, positions only), so they are not parsed twice: parsing
+    // was about a tenth of the demo's drawing time. Longer runs are read again, one at a time.
+    std::size_t vertices = 0;
+    for (const RodInfo& rod : manifest.rods) vertices += static_cast<std::size_t>(std::max(0, rod.vertex_count));
+    std::vector<std::optional<Frame>> kept(vertices * static_cast<std::size_t>(frames) <= kKeptVertices
+                                               ? static_cast<std::size_t>(frames)
+                                               : 0);
+    const FrameLoader fit_load = [&](int k) {
+      Frame frame = read(k);
+      if (!kept.empty()) {
+        Frame copy = frame;
+        for (RodFrame& rod : copy.rods) rod.velocities.clear();
+        copy.stats = nlohmann::json::object();
+        kept[static_cast<std::size_t>(k)] = std::move(copy);  // each k by one thread only
+      }
+      return frame;
+    };
+    // Each frame is drawn once: its kept copy is moved out.
+    const FrameLoader load = [&](int k) {
+      if (kept.empty() || !kept[static_cast<std::size_t>(k)]) return read(k);
+      Frame frame = std::move(*kept[static_cast<std::size_t>(k)]);
+      kept[static_cast<std::size_t>(k)].reset();
+      return frame;
+    };
     FrameProgress progress(context.err, context.err_is_terminal, end - first);
     // The camera sees every frame: fitted to the box of the whole sequence, it stays still.
     // Reading them all also refuses a damaged frame before any image is written.
     std::vector<PaddedPoint> points;
-    const Bounds bounds = sequence_bounds(manifest, frames, load, jobs, &points);
+    const Bounds bounds = sequence_bounds(manifest, frames, fit_load, jobs, &points);
     apply_render_block(block, setup.options);
     // Each side may be up to 32767 pixels, but a 32767 x 32767 image would take 4 GB per job.
     if (static_cast<double>(setup.options.width) * setup.options.height > kMaxImagePixels) {

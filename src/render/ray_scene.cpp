@@ -15,7 +15,7 @@ namespace bristle {
 namespace {
 
 // Geometry ids: attached in this order, by id, so they never depend on attachment history.
-constexpr unsigned kCurves = 0, kSpheres = 1, kTriangles = 2;
+constexpr unsigned kCurves = 0, kSpheres = 1, kTriangles = 2, kFlat = 3;
 
 // Tube segments are cut into pieces at most this many radii long (see add_tube).
 constexpr double kPieceRadii = 8.0;
@@ -41,20 +41,66 @@ void check(const char* what) {
 
 bool fits(const Vec3& local) { return local.allFinite() && local.cwiseAbs().maxCoeff() < kMaxLocal; }
 
+
+// A ray of intersect_cover: Embree's context first, so the filter can reach the rest.
+struct CoverContext {
+  RTCIntersectContext base;
+  const int* prim_rod;  // flat primID -> rod index
+  const int* skip;      // rods already composited along this ray
+  int skip_count;
+};
+
+// Rejects hits on the rods already composited along the ray (intersect_cover): a ray that
+// goes on past a rod's partial coverage must not meet the same rod again (the same segment's
+// ribbon, or the overlapping end of the next one), which would count its coverage twice.
+void cover_filter(const RTCFilterFunctionNArguments* args) {
+  const auto* c = reinterpret_cast<const CoverContext*>(args->context);
+  for (unsigned i = 0; i < args->N; ++i) {
+    if (args->valid[i] == 0) continue;
+    const int rod = c->prim_rod[RTCHitN_primID(args->hit, args->N, i)];
+    for (int k = 0; k < c->skip_count; ++k)
+      if (c->skip[k] == rod) args->valid[i] = 0;
+  }
+}
+
 }  // namespace
+
+// Round or flat linear curves for Embree: float4 (x, y, z, radius) vertices, two per piece.
+struct CurveSet {
+  std::vector<float> vertices;
+  std::vector<unsigned> indices;  // the first vertex of each piece
+  std::vector<int> segment;       // primID -> index into segments_
+  std::vector<int> rod;           // primID -> rod index, -1 for other tubes
+
+  void add(const Vec3& p0, double r0, const Vec3& p1, double r1, int seg, int rod_index) {
+    indices.push_back(static_cast<unsigned>(vertices.size() / 4));
+    vertices.insert(vertices.end(), {static_cast<float>(p0.x()), static_cast<float>(p0.y()), static_cast<float>(p0.z()),
+                                     static_cast<float>(r0), static_cast<float>(p1.x()), static_cast<float>(p1.y()),
+                                     static_cast<float>(p1.z()), static_cast<float>(r1)});
+    segment.push_back(seg);
+    rod.push_back(rod_index);
+  }
+};
 
 struct RayScene::Impl {
   RTCScene scene = nullptr;
-  // Curves: float4 (x, y, z, radius) vertices, the first vertex of each segment.
-  std::vector<float> curve_vertices;
-  std::vector<unsigned> curve_indices;
-  std::vector<int> curve_segment;  // primID -> index into segments_
+  CurveSet curves;  // every tube at its radius
+  // The coverage scene (intersect_cover): tubes with margins as flat (ray-facing) curves grown
+  // by them, the other tubes round as in `curves`.
+  RTCScene wide = nullptr;
+  CurveSet wide_round, flat;
+  // The shadow scene (occluded): the same flat curves at the true radii. Seen along a shadow
+  // ray, a ray-facing ribbon as wide as the tube is the tube's outline, which is all a shadow
+  // ray asks; it is cheaper to intersect than a round curve.
+  RTCScene shadow = nullptr;
+  CurveSet flat_true;
   std::vector<float> sphere_vertices;
   std::vector<int> sphere_object;
   std::vector<float> mesh_vertices;
   std::vector<unsigned> mesh_indices;
   std::vector<int> mesh_object;  // primID -> collider
   bool committed = false;
+  RTCScene build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const;
 };
 
 RayScene::RayScene(const Vec3& origin, double scale)
@@ -62,20 +108,29 @@ RayScene::RayScene(const Vec3& origin, double scale)
 
 RayScene::~RayScene() {
   if (impl_->scene) rtcReleaseScene(impl_->scene);
+  if (impl_->wide) rtcReleaseScene(impl_->wide);
+  if (impl_->shadow) rtcReleaseScene(impl_->shadow);
 }
 
 bool RayScene::empty() const {
-  return impl_->curve_indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
+  return impl_->curves.indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
 }
 
 void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
-                        const std::vector<double>& radii, bool occludes_contact) {
+                        const std::vector<double>& radii, bool occludes_contact, const std::vector<double>& margins) {
   Impl& m = *impl_;
   const std::size_t n = std::min(points.size(), radii.size());
+  const bool grown = !margins.empty();
+  const auto margin = [&](std::size_t i) { return i < margins.size() && margins[i] > 0.0 ? margins[i] / scale_ : 0.0; };
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const Vec3 a = (points[i] - origin_) / scale_, b = (points[i + 1] - origin_) / scale_;
     const double ra = radii[i] / scale_, rb = radii[i + 1] / scale_;
-    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb)) continue;
+    const double ma = margin(i), mb = margin(i + 1);
+    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb) ||
+        !std::isfinite(ma) || !std::isfinite(mb))
+      continue;
+    const int seg = static_cast<int>(segments_.size());
+    const int rod = kind == SurfaceKind::Rod ? object : -1;
     // Each segment gets its own two vertices and no neighbour flags: a round linear segment is
     // then a cone capped by the spheres of its end vertices, the tube's joints included, and a
     // left-out segment never joins its neighbours.
@@ -86,14 +141,19 @@ void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& p
     const int pieces = static_cast<int>(std::clamp(std::ceil((b - a).norm() / piece), 1.0, 64.0));
     for (int k = 0; k < pieces; ++k) {
       const double u0 = static_cast<double>(k) / pieces, u1 = static_cast<double>(k + 1) / pieces;
-      m.curve_indices.push_back(static_cast<unsigned>(m.curve_vertices.size() / 4));
-      for (const double u : {u0, u1}) {
-        const Vec3 p = a + u * (b - a);
-        const double r = ra + u * (rb - ra);
-        m.curve_vertices.insert(m.curve_vertices.end(), {static_cast<float>(p.x()), static_cast<float>(p.y()),
-                                                         static_cast<float>(p.z()), static_cast<float>(r)});
-      }
-      m.curve_segment.push_back(static_cast<int>(segments_.size()));
+      const Vec3 p0 = a + u0 * (b - a), p1 = a + u1 * (b - a);
+      const double r0 = ra + u0 * (rb - ra), r1 = ra + u1 * (rb - ra);
+      m.curves.add(p0, r0, p1, r1, seg, rod);
+      if (!grown) m.wide_round.add(p0, r0, p1, r1, seg, rod);
+    }
+    if (grown) {
+      // One ribbon per segment, its half width the grown radius, reaching as far past both
+      // ends, so the outer side of a bend (the true tube's round joint) is covered too; the
+      // renderer measures the coverage from the true segments.
+      const double wa = ra + ma, wb = rb + mb;
+      const Vec3 dir = (b - a).norm() > 0.0 ? Vec3((b - a).normalized()) : Vec3(Vec3::UnitX());
+      m.flat.add(a - wa * dir, wa, b + wb * dir, wb, seg, rod);
+      m.flat_true.add(a - ra * dir, ra, b + rb * dir, rb, seg, rod);
     }
     segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
                                 occludes_contact});
@@ -129,39 +189,36 @@ void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
   }
 }
 
-std::int64_t RayScene::cell_key(const Vec3& p) const {
-  // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
-  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
-  return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
-}
-
-void RayScene::commit(double contact_reach) {
-  Impl& m = *impl_;
-  if (m.committed) return;
-  m.committed = true;
+// One Embree scene of every geometry, its curves' vertices `curves` (true or grown radii).
+RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const {
+  const Impl& m = *this;
   RTCDevice dev = device();
-  m.scene = rtcNewScene(dev);
-  rtcSetSceneFlags(m.scene, RTC_SCENE_FLAG_NONE);
-  rtcSetSceneBuildQuality(m.scene, RTC_BUILD_QUALITY_MEDIUM);
-  if (!m.curve_indices.empty()) {
-    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE);
+  RTCScene scene = rtcNewScene(dev);
+  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
+  const auto add_curves = [&](const CurveSet& set, RTCGeometryType type, unsigned id) {
+    if (set.indices.empty()) return;
+    RTCGeometry g = rtcNewGeometry(dev, type);
+    if (id == kFlat && filtered) rtcSetGeometryIntersectFilterFunction(g, &cover_filter);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
-                                                          4 * sizeof(float), m.curve_vertices.size() / 4));
-    std::copy(m.curve_vertices.begin(), m.curve_vertices.end(), v);
+                                                          4 * sizeof(float), set.vertices.size() / 4));
+    std::copy(set.vertices.begin(), set.vertices.end(), v);
     auto* i = static_cast<unsigned*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT,
-                                                             sizeof(unsigned), m.curve_indices.size()));
-    std::copy(m.curve_indices.begin(), m.curve_indices.end(), i);
+                                                             sizeof(unsigned), set.indices.size()));
+    std::copy(set.indices.begin(), set.indices.end(), i);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kCurves);
+    rtcAttachGeometryByID(scene, g, id);
     rtcReleaseGeometry(g);
-  }
+  };
+  add_curves(round, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, kCurves);
+  if (flat_curves) add_curves(*flat_curves, RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, kFlat);
   if (!m.sphere_object.empty()) {
     RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_SPHERE_POINT);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
                                                           4 * sizeof(float), m.sphere_object.size()));
     std::copy(m.sphere_vertices.begin(), m.sphere_vertices.end(), v);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kSpheres);
+    rtcAttachGeometryByID(scene, g, kSpheres);
     rtcReleaseGeometry(g);
   }
   if (!m.mesh_object.empty()) {
@@ -173,11 +230,30 @@ void RayScene::commit(double contact_reach) {
                                                              3 * sizeof(unsigned), m.mesh_object.size()));
     std::copy(m.mesh_indices.begin(), m.mesh_indices.end(), i);
     rtcCommitGeometry(g);
-    rtcAttachGeometryByID(m.scene, g, kTriangles);
+    rtcAttachGeometryByID(scene, g, kTriangles);
     rtcReleaseGeometry(g);
   }
-  rtcCommitScene(m.scene);
+  rtcCommitScene(scene);
   check("build the scene");
+  return scene;
+}
+
+std::int64_t RayScene::cell_key(const Vec3& p) const {
+  // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
+  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
+  return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
+}
+
+void RayScene::commit(double contact_reach) {
+  Impl& m = *impl_;
+  if (m.committed) return;
+  m.committed = true;
+  m.scene = m.build(m.curves, nullptr, false);
+  // The coverage scene only when some tube has a margin.
+  if (!m.flat.indices.empty()) {
+    m.wide = m.build(m.wide_round, &m.flat, true);
+    m.shadow = m.build(m.wide_round, &m.flat_true, false);
+  }
 
   // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
   // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
@@ -228,11 +304,42 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
   rtcIntersect1(m.scene, &context, &rh);
   return make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
-                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
+                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), false);
+}
+
+SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
+                                    int skip_count) const {
+  const Impl& m = *impl_;
+  if (!m.wide) return intersect(origin, direction, t_near);
+  const Vec3 o = (origin - origin_) / scale_;
+  if (!fits(o)) return {};
+  CoverContext context;
+  rtcInitIntersectContext(&context.base);
+  context.prim_rod = m.flat.rod.data();
+  context.skip = skip_rods;
+  context.skip_count = skip_count;
+  RTCRayHit rh;
+  rh.ray.org_x = static_cast<float>(o.x());
+  rh.ray.org_y = static_cast<float>(o.y());
+  rh.ray.org_z = static_cast<float>(o.z());
+  rh.ray.dir_x = static_cast<float>(direction.x());
+  rh.ray.dir_y = static_cast<float>(direction.y());
+  rh.ray.dir_z = static_cast<float>(direction.z());
+  rh.ray.tnear = static_cast<float>(t_near / scale_);
+  rh.ray.tfar = std::numeric_limits<float>::infinity();
+  rh.ray.mask = 0xffffffffu;
+  rh.ray.time = 0.0f;
+  rh.ray.flags = 0;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(m.wide, &context.base, &rh);
+  SurfaceHit out = make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
+                            Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), true);
+  return out;
 }
 
 SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                              const Vec3& ng) const {
+                              const Vec3& ng, bool wide) const {
   SurfaceHit out;
   const Impl& m = *impl_;
   if (geom == RTC_INVALID_GEOMETRY_ID) return out;
@@ -241,14 +348,35 @@ SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigne
   Vec3 n = ng.norm() > 0.0 ? Vec3(ng.normalized()) : Vec3(-direction);
   if (n.dot(direction) > 0.0) n = -n;
   out.normal = n;
-  if (geom == kCurves) {
-    const Segment& seg = segments_[static_cast<std::size_t>(m.curve_segment[prim])];
+  if (geom == kCurves || geom == kFlat) {
+    const CurveSet& set = geom == kFlat ? m.flat : wide ? m.wide_round : m.curves;
+    const std::size_t id = static_cast<std::size_t>(set.segment[prim]);
+    const Segment& seg = segments_[id];
     out.kind = seg.kind;
     out.object = seg.object;
     out.segment = seg.index;
     const Vec3 tangent = seg.b - seg.a;
     out.tangent = tangent.norm() > 0.0 ? Vec3(tangent.normalized()) : Vec3(Vec3::UnitX());
     out.radius = 0.5 * (seg.ra + seg.rb);
+    out.axis_a = seg.a;
+    out.axis_b = seg.b;
+    out.radius_a = seg.ra;
+    out.radius_b = seg.rb;
+    // The neighbouring segments of the same tube (or the ends themselves).
+    out.axis_before = seg.a;
+    out.axis_after = seg.b;
+    out.radius_before = seg.ra;
+    out.radius_after = seg.rb;
+    if (id > 0 && segments_[id - 1].object == seg.object && segments_[id - 1].kind == seg.kind &&
+        segments_[id - 1].index + 1 == seg.index) {
+      out.axis_before = segments_[id - 1].a;
+      out.radius_before = segments_[id - 1].ra;
+    }
+    if (id + 1 < segments_.size() && segments_[id + 1].object == seg.object && segments_[id + 1].kind == seg.kind &&
+        segments_[id + 1].index == seg.index + 1) {
+      out.axis_after = segments_[id + 1].b;
+      out.radius_after = segments_[id + 1].rb;
+    }
   } else if (geom == kSpheres) {
     out.kind = SurfaceKind::Collider;
     out.object = m.sphere_object[prim];
@@ -293,7 +421,7 @@ std::array<SurfaceHit, 4> RayScene::intersect4(const std::array<Vec3, 4>& origin
     if (!valid[i]) continue;
     out[static_cast<std::size_t>(i)] =
         make_hit(origins[static_cast<std::size_t>(i)], directions[static_cast<std::size_t>(i)], rh.hit.geomID[i],
-                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]));
+                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]), false);
   }
   return out;
 }
@@ -317,7 +445,7 @@ bool RayScene::occluded(const Vec3& origin, const Vec3& direction, double t_near
   ray.mask = 0xffffffffu;
   ray.time = 0.0f;
   ray.flags = 0;
-  rtcOccluded1(m.scene, &context, &ray);
+  rtcOccluded1(m.shadow ? m.shadow : m.scene, &context, &ray);
   return ray.tfar < 0.0f;  // Embree marks an occluded ray with tfar = -inf
 }
 

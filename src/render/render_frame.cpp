@@ -181,12 +181,12 @@ void add_colliders(FrameScene& fs, const Projector& proj) {
   }
 }
 
-// The mask of pixels a tube may cover (1), or only a tube thinner than a pixel may (2): its projected segments, as wide as the projected
+// The mask of pixels a tube may cover, marked `level` unless higher already: its projected segments, as wide as the projected
 // radius grown by the perspective stretch of a sphere's outline off the axis (1 + tan^2 of the
 // angle from the view axis, bounding the ellipse's long axis), plus the farthest sample's
-// distance from the pixel centre (0.53 px for the rotated grid) and a margin.
+// distance from the pixel centre (`pad`: 0.75 px covers the rotated grid's 0.53 and a margin).
 void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
-               const std::vector<double>& radii) {
+               const std::vector<double>& radii, std::uint8_t level, double pad) {
   const int w = proj.width(), h = proj.height(), top = proj.top();
   const double near = proj.near_depth() * 1.0001;
   for (std::size_t i = 0; i + 1 < points.size() && i + 1 < radii.size(); ++i) {
@@ -205,10 +205,7 @@ void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std
       stretch = 1.0 + std::min(off * off, 100.0);
     }
     const double half = std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter);
-    const double reach = stretch * half * 1.02 + 0.75;
-    // A fibre thinner than a pixel is sampled densely (level 2), a wider tube with the usual
-    // four samples (level 1).
-    const std::uint8_t level = 2.0 * stretch * half < 1.0 ? 2 : 1;
+    const double reach = stretch * half * 1.02 + pad;
     if (!std::isfinite(reach) || !sa.pixel.allFinite() || !sb.pixel.allFinite()) continue;
     const double x0 = std::max(0.0, std::floor(std::min(sa.pixel.x(), sb.pixel.x()) - reach));
     const double x1 = std::min(w - 1.0, std::ceil(std::max(sa.pixel.x(), sb.pixel.x()) + reach));
@@ -229,6 +226,11 @@ void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std
     }
   }
 }
+
+// What the mask asks of a pixel: nothing (0: background, or one ray when there are solids),
+// one coverage ray through its centre (only rods may cover it), or supersampling (a brush part
+// or capsule may: their edges are antialiased by the samples).
+constexpr std::uint8_t kCoverage = 1, kSupersampled = 2;
 
 // The colour of one sample and what it shows (for the edge test): kind, object, shadowed.
 struct Sample {
@@ -306,25 +308,121 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
   return out;
 }
 
-Sample shade(const FrameScene& fs, const CameraRay& ray, const Projector& proj, const WorldLights& lights,
-             const RenderOptions& opt) {
-  return shade_hit(fs, fs.rays.intersect(ray.origin, ray.direction), ray.direction, proj, lights, opt);
+// A rod as one ray through a pixel's centre sees it (the coverage rays of the design note in
+// render_frame.hpp): the share `coverage` of the pixel's width that the true tube covers, and
+// the surface point and normal at the middle of the covered part. `hit` is on the tube grown by
+// its margin. Across the tube the pixel is a box one pixel wide at the depth of the axis, so a
+// tube R px in radius whose axis passes d px from the centre covers the overlap of [-R, R] and
+// [d - 1/2, d + 1/2]: a fibre of 0.2 px covers 0.2 of each pixel it crosses, a wide one 1 in its
+// interior, and a pixel at its edge what lies inside. This is the hair renderers' "thin curves
+// widened to a footprint, made transparent by their true share of it"; the shade is that of
+// the true tube (Kajiya-Kay on its normal at that point).
+// Where the ray o + s d (unit d) passes a straight tube from a (radius ra) to b (rb): the axis
+// point nearest the ray, the ray's offset from it, the radius there and the ray's s.
+struct TubePass {
+  Vec3 axis = Vec3::Zero(), off = Vec3::Zero(), tangent = Vec3::UnitX();
+  double radius = 0.0, s = 0.0;
+};
+
+TubePass pass_tube(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec3& b, double ra, double rb) {
+  TubePass p;
+  const Vec3 e = b - a, w0 = origin - a;
+  const double B = dir.dot(e), C = e.squaredNorm(), D = dir.dot(w0), E = e.dot(w0);
+  const double denom = C - B * B;
+  const double u = std::clamp(denom > 1e-12 * C && C > 0.0 ? (E - B * D) / denom : 0.0, 0.0, 1.0);
+  p.axis = a + u * e;
+  p.s = dir.dot(p.axis - origin);
+  p.off = origin + p.s * dir - p.axis;
+  p.radius = ra + u * (rb - ra);
+  if (C > 0.0) p.tangent = e / std::sqrt(C);
+  return p;
 }
 
-// Fixed sample positions inside a pixel: a rotated grid for 2 x 2 (no two samples share a
-// row or column, so near-horizontal and near-vertical fibres get four distinct offsets), a
-// regular n x n grid otherwise.
-// Sixteen positions for pixels only a fibre thinner than a pixel crosses: a 4 x 4 grid whose
-// samples are shifted within their cells so that no two share a row or a column. With four
-// samples such a fibre would cover 0 or 1 of them from one pixel to the next and break into
-// dots; with sixteen its coverage steps by 1/16 and the line stays whole.
-std::vector<Vec2> dense_offsets() {
-  std::vector<Vec2> out;
-  for (int j = 0; j < 4; ++j)
-    for (int i = 0; i < 4; ++i) out.emplace_back((i + (j + 0.5) / 4.0) / 4.0, (j + (i + 0.5) / 4.0) / 4.0);
+SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& dir, const Projector& proj,
+                        double& coverage) {
+  coverage = 0.0;
+  // The segment hit and its neighbours (at a joint the ray may pass nearer the next one, and
+  // the pixel sees the joint's round side): the one the ray passes closest to its surface.
+  TubePass best = pass_tube(origin, dir, hit.axis_a, hit.axis_b, hit.radius_a, hit.radius_b);
+  for (const TubePass& p : {pass_tube(origin, dir, hit.axis_before, hit.axis_a, hit.radius_before, hit.radius_a),
+                            pass_tube(origin, dir, hit.axis_b, hit.axis_after, hit.radius_b, hit.radius_after)}) {
+    if (p.off.norm() - p.radius < best.off.norm() - best.radius) best = p;
+  }
+  const Vec3& axis = best.axis;
+  const Vec3& off = best.off;
+  const double r = best.radius, s = best.s;
+  const double pixel = proj.pixel_size_at(proj.depth(axis));
+  SurfaceHit out = hit;
+  if (!(r > 0.0) || !(pixel > 0.0) || !std::isfinite(pixel)) return out;
+  const double R = r / pixel, d = off.norm() / pixel;
+  const double lo = std::max(-R, d - 0.5), hi = std::min(R, d + 0.5);
+  coverage = std::clamp(hi - lo, 0.0, 1.0);
+  // The normal of the true tube at the covered part's middle: sideways by sin = m / R, the rest
+  // towards the eye.
+  const Vec3& t = best.tangent;
+  out.tangent = t;
+  Vec3 side = off - off.dot(t) * t;
+  if (side.norm() < 1e-12 * r) side = t.cross(dir);
+  Vec3 view = -dir - (-dir).dot(t) * t;
+  if (side.norm() == 0.0 || view.norm() == 0.0) return out;
+  side.normalize();
+  view.normalize();
+  const double sine = std::clamp(0.5 * (lo + hi) / R, -1.0, 1.0);
+  out.normal = (sine * side + std::sqrt(1.0 - sine * sine) * view).normalized();
+  out.point = axis + r * out.normal;
+  out.radius = r;
+  out.distance = s;
   return out;
 }
 
+// At most this many rods are composited along one ray; the eighth is taken as opaque (in the
+// demo 0.03% of the coverage rays get that far, counted over 30 frames).
+constexpr int kMaxLayers = 8;
+
+// The colour one ray sees, front to back: a rod that covers a share c of the pixel adds c of
+// its colour and lets 1 - c through, and the ray goes on past it (skipping that rod, so its far
+// side and the next segment's cap are not counted again); anything else, and the background,
+// is opaque. The key (for the edge test) is that of the first surface.
+Sample trace_ray(const FrameScene& fs, const CameraRay& ray, const Projector& proj, const WorldLights& lights,
+                 const RenderOptions& opt) {
+  Sample out;
+  double r = 0.0, g = 0.0, b = 0.0, through = 1.0;
+  std::array<int, kMaxLayers> skip{};
+  int skipped = 0;
+  double t = 0.0;
+  for (int layer = 0; layer < kMaxLayers && through > 0.0; ++layer) {
+    const SurfaceHit hit = fs.rays.intersect_cover(ray.origin, ray.direction, t, skip.data(), skipped);
+    double share = 1.0;
+    Sample s;
+    if (hit.kind == SurfaceKind::Rod) {
+      const SurfaceHit rod = true_rod_hit(hit, ray.origin, ray.direction, proj, share);
+      if (share > 0.0) s = shade_hit(fs, rod, ray.direction, proj, lights, opt);
+      skip[static_cast<std::size_t>(skipped++)] = hit.object;
+      t = hit.distance;
+      if (layer + 1 == kMaxLayers && share > 0.0) share = 1.0;
+    } else {
+      s = shade_hit(fs, hit, ray.direction, proj, lights, opt);
+    }
+    if (layer == 0) out.key = s.key;
+    if (share <= 0.0) continue;
+    r += through * share * s.color.r;
+    g += through * share * s.color.g;
+    b += through * share * s.color.b;
+    through *= 1.0 - share;
+    if (hit.kind != SurfaceKind::Rod) break;
+  }
+  if (through > 0.0) {
+    r += through * opt.background.r;
+    g += through * opt.background.g;
+    b += through * opt.background.b;
+  }
+  out.color = Color{r, g, b};
+  return out;
+}
+
+// Fixed sample positions inside a pixel: a rotated grid for 2 x 2 (no two samples share a
+// row or column, so near-horizontal and near-vertical edges get four distinct offsets), a
+// regular n x n grid otherwise.
 std::vector<Vec2> sample_offsets(int n) {
   if (n <= 1) return {Vec2(0.5, 0.5)};
   if (n == 2) return {Vec2(0.375, 0.125), Vec2(0.875, 0.375), Vec2(0.125, 0.625), Vec2(0.625, 0.875)};
@@ -334,49 +432,17 @@ std::vector<Vec2> sample_offsets(int n) {
   return out;
 }
 
-// The mean colour of a pixel's samples. Samples that hit the same rod segment (or the same
-// collider) share the first one's shading and shadow ray: within a pixel the difference is
-// below what 8 bits show, and it saves most of the shading and shadow rays of a thin fibre.
+// The mean colour of a pixel's samples (each a trace_ray).
 Color average(const FrameScene& fs, const Projector& proj, int x, int y, const std::vector<Vec2>& offsets,
               const WorldLights& lights, const RenderOptions& opt) {
-  const std::size_t n = offsets.size();
-  std::vector<SurfaceHit> hits(n);
-  std::vector<Vec3> dirs(n);
-  if (n % 4 == 0) {
-    for (std::size_t first = 0; first < n; first += 4) {
-      std::array<Vec3, 4> o, d;
-      for (std::size_t i = 0; i < 4; ++i) {
-        const CameraRay ray = proj.ray(x + offsets[first + i].x(), proj.top() + y + offsets[first + i].y());
-        o[i] = ray.origin;
-        d[i] = ray.direction;
-        dirs[first + i] = ray.direction;
-      }
-      const std::array<SurfaceHit, 4> h = fs.rays.intersect4(o, d);
-      std::copy(h.begin(), h.end(), hits.begin() + static_cast<std::ptrdiff_t>(first));
-    }
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      const CameraRay ray = proj.ray(x + offsets[i].x(), proj.top() + y + offsets[i].y());
-      dirs[i] = ray.direction;
-      hits[i] = fs.rays.intersect(ray.origin, ray.direction);
-    }
-  }
-  std::vector<Color> colors(n);
   double r = 0.0, g = 0.0, b = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t same = i;
-    for (std::size_t j = 0; j < i; ++j) {
-      if (hits[j].kind == hits[i].kind && hits[j].object == hits[i].object && hits[j].segment == hits[i].segment) {
-        same = j;
-        break;
-      }
-    }
-    colors[i] = same < i ? colors[same] : shade_hit(fs, hits[i], dirs[i], proj, lights, opt).color;
-    r += colors[i].r;
-    g += colors[i].g;
-    b += colors[i].b;
+  for (const Vec2& o : offsets) {
+    const Color c = trace_ray(fs, proj.ray(x + o.x(), proj.top() + y + o.y()), proj, lights, opt).color;
+    r += c.r;
+    g += c.g;
+    b += c.b;
   }
-  const double k = 1.0 / static_cast<double>(n);
+  const double k = 1.0 / static_cast<double>(offsets.size());
   return Color{r * k, g * k, b * k};
 }
 
@@ -400,20 +466,27 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
     fs.rod_colors.push_back(rod_color(r, rod_count, opt.palette));
     const std::vector<double> radii =
         widened_radii(rod.positions, manifest.rods[static_cast<std::size_t>(r)].radius, proj, opt);
-    fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true);
-    mark_tube(mask, proj, rod.positions, radii);
+    // Coverage rays see the rod grown by half a pixel (and a little), so a ray through the
+    // centre of every pixel the true tube touches meets it (trace_ray).
+    std::vector<double> margins(radii.size()), grown(radii.size());
+    for (std::size_t k = 0; k < radii.size(); ++k) {
+      margins[k] = std::max(0.0, 0.505 * proj.pixel_size_at(proj.depth(rod.positions[k])));  // 0 behind the eye
+      grown[k] = radii[k] + margins[k];
+    }
+    fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true, margins);
+    mark_tube(mask, proj, rod.positions, grown, kCoverage, 0.1);
   }
   fs.parts = brush_parts(manifest, frame, handles);
   for (std::size_t i = 0; i < fs.parts.size(); ++i) {
     const BrushPart& part = fs.parts[i];
     const SurfaceKind kind = part.kind == BrushPart::Kind::Ferrule ? SurfaceKind::Ferrule : SurfaceKind::Handle;
     fs.rays.add_tube(kind, static_cast<int>(i), part.points, part.radii, false);
-    mark_tube(mask, proj, part.points, part.radii);
+    mark_tube(mask, proj, part.points, part.radii, kSupersampled, 0.75);
   }
   fs.colliders = colliders_at(colliders, handles, frame.time);
   add_colliders(fs, proj);
   for (const Collider& c : fs.colliders)
-    if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius});
+    if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius}, kSupersampled, 0.75);
   if (fs.rays.empty()) return;
   // Rods darken a collider within ten radii of their surface (occlusion.hpp: beyond that
   // they hide under a tenth of the sky).
@@ -421,15 +494,16 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
 
   const WorldLights lights = world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
   const std::vector<Vec2> many = sample_offsets(std::max(1, opt.supersampling));
-  const std::vector<Vec2> dense = opt.supersampling >= 2 ? dense_offsets() : many;
   std::vector<std::uint32_t> keys(fs.has_solids ? pixels.size() : 0, 0);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       const std::size_t i = static_cast<std::size_t>(y) * w + x;
       if (mask[i]) {
-        pixels[i] = to_rgb8(average(fs, proj, x, y, mask[i] == 2 ? dense : many, lights, opt));
+        pixels[i] = mask[i] == kSupersampled
+                        ? to_rgb8(average(fs, proj, x, y, many, lights, opt))
+                        : to_rgb8(trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt).color);
       } else if (fs.has_solids) {
-        const Sample s = shade(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt);
+        const Sample s = trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt);
         pixels[i] = to_rgb8(s.color);
         keys[i] = s.key;
       }
@@ -511,6 +585,26 @@ void draw(Canvas& canvas, const Manifest& manifest, const Frame& frame, const st
   cairo_surface_flush(canvas.surface);
 }
 
+// The canvas as an RGB image.
+Image surface_image(const Canvas& canvas) {
+  Image image;
+  image.width = cairo_image_surface_get_width(canvas.surface);
+  image.height = cairo_image_surface_get_height(canvas.surface);
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height);
+  const int stride = cairo_image_surface_get_stride(canvas.surface);
+  const unsigned char* data = cairo_image_surface_get_data(canvas.surface);
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      std::uint32_t p;
+      std::memcpy(&p, data + static_cast<std::ptrdiff_t>(y) * stride + 4 * x, 4);
+      image.pixels[static_cast<std::size_t>(y) * image.width + x] =
+          Rgb8{static_cast<std::uint8_t>((p >> 16) & 0xff), static_cast<std::uint8_t>((p >> 8) & 0xff),
+               static_cast<std::uint8_t>(p & 0xff)};
+    }
+  }
+  return image;
+}
+
 }  // namespace
 
 int time_stamp_band(const RenderOptions& options) {
@@ -546,22 +640,7 @@ Image render_image(const Manifest& manifest, const Frame& frame, const std::vect
   check_options(options);
   Canvas canvas(options.width, options.height);
   draw(canvas, manifest, frame, colliders, camera, options, handles);
-  Image image;
-  image.width = options.width;
-  image.height = options.height;
-  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height);
-  const int stride = cairo_image_surface_get_stride(canvas.surface);
-  const unsigned char* data = cairo_image_surface_get_data(canvas.surface);
-  for (int y = 0; y < image.height; ++y) {
-    for (int x = 0; x < image.width; ++x) {
-      std::uint32_t p;
-      std::memcpy(&p, data + static_cast<std::ptrdiff_t>(y) * stride + 4 * x, 4);
-      image.pixels[static_cast<std::size_t>(y) * image.width + x] =
-          Rgb8{static_cast<std::uint8_t>((p >> 16) & 0xff), static_cast<std::uint8_t>((p >> 8) & 0xff),
-               static_cast<std::uint8_t>(p & 0xff)};
-    }
-  }
-  return image;
+  return surface_image(canvas);
 }
 
 void render_frame(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
@@ -576,11 +655,12 @@ void render_frame(const Manifest& manifest, const Frame& frame, const std::vecto
   const std::filesystem::path target(png_path);
   const std::filesystem::path temporary =
       target.parent_path() / ("." + target.filename().string() + ".tmp");
-  const cairo_status_t status = cairo_surface_write_to_png(canvas.surface, temporary.c_str());
   std::error_code error;
-  if (status != CAIRO_STATUS_SUCCESS) {
+  try {
+    write_png(surface_image(canvas), temporary.string());
+  } catch (const RenderError& e) {
     std::filesystem::remove(temporary, error);
-    throw RenderError("cannot write PNG '" + png_path + "': " + cairo_status_to_string(status));
+    throw RenderError("cannot write PNG '" + png_path + "' (" + e.what() + ")");
   }
   std::filesystem::rename(temporary, target, error);
   if (error) {

@@ -78,7 +78,10 @@ Color tube_at_normal(const Color& base, const Vec3& t, const Vec3& v, const Vec3
 
   // The highlight sits on the part of the tube facing the half vector.
   const Vec3 h_perp = perpendicular_part((lights.key + v).normalized(), t);
-  const double band = h_perp.isZero() ? 1.0 : std::pow(std::max(0.0, normal.dot(h_perp)), 8.0);
+  // (cos)^8 by three squarings: std::pow took 4% of a frame's time.
+  const double facing = std::max(0.0, normal.dot(h_perp));
+  const double facing2 = facing * facing, facing4 = facing2 * facing2;
+  const double band = h_perp.isZero() ? 1.0 : facing4 * facing4;
 
   const double light = lighting.ambient * edge + lighting.diffuse * key_diffuse +
                        lighting.fill * fill_diffuse;

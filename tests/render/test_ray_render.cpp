@@ -113,6 +113,44 @@ TEST_CASE("ray render: a rod covers as many pixels as it is wide, down to a frac
   }
 }
 
+TEST_CASE("ray render: a fibre thinner than a pixel lets the rod behind it show through") {
+  // A 0.4 px white fibre across a 6 px red rod, on black: where the fibre crosses the rod a
+  // pixel is mostly red with a share of white (the coverage ray goes on behind the fibre);
+  // beside the rod the fibre is a faint grey over black. Drawing the fibre as an opaque hit
+  // would turn its pixels white, stopping at the first hit without its coverage would drop it.
+  Camera cam;
+  cam.type = ProjectionType::Orthographic;
+  cam.position = Vec3(0.0, 0.0, 1.0);
+  cam.target = Vec3::Zero();
+  cam.ortho_height = 0.02;  // 10 000 px per metre
+  RenderOptions opt;
+  opt.width = 200;
+  opt.height = 200;
+  opt.time_stamp = false;
+  opt.background = Color{0.0, 0.0, 0.0};
+  opt.palette = {Color{1.0, 0.0, 0.0}, Color{1.0, 1.0, 1.0}};
+  opt.lighting.ambient = 1.0;
+  opt.lighting.diffuse = 0.0;
+  opt.lighting.fill = 0.0;
+  opt.lighting.specular = 0.0;
+  Manifest m = empty_manifest(3);
+  Frame f;
+  add_straight_rod(m, f, "rod", Vec3(-0.008, 0.0, 0.0), Vec3(0.008, 0.0, 0.0), 3, 3.0e-4);     // along x
+  add_straight_rod(m, f, "fibre", Vec3(0.00002, -0.008, 0.001), Vec3(0.00002, 0.008, 0.001), 3, 0.2e-4);  // along y, in front
+  const Image img = render_image(m, f, {}, cam, opt);
+  double green_on_rod = 0.0, red_on_rod = 0.0, grey_beside = 0.0;
+  for (int x = 95; x <= 105; ++x) {
+    green_on_rod += img.at(x, 100).g / 255.0;  // only the white fibre has green
+    red_on_rod = std::max(red_on_rod, img.at(x, 100).r / 255.0);
+    grey_beside += img.at(x, 150).g / 255.0;
+  }
+  CHECK(green_on_rod > 0.2);   // the fibre's 0.4 px, at 0.7 to 1 of white
+  CHECK(green_on_rod < 0.45);
+  CHECK(red_on_rod > 0.6);     // the rod behind it shows in the fibre's pixel
+  CHECK(grey_beside > 0.2);
+  CHECK(grey_beside < 0.45);
+}
+
 TEST_CASE("ray render: the time stamp has its own band above the picture") {
   Manifest m = empty_manifest(3);
   Frame f;

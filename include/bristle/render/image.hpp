@@ -1,5 +1,5 @@
 #pragma once
-/// An RGB image in memory, and PNG files in and out (through cairo). Tests read rendered PNGs
+/// An RGB image in memory, and PNG files in (through cairo) and out (libpng). Tests read rendered PNGs
 /// back with read_png.
 
 #include <cstdint>
@@ -29,7 +29,8 @@ struct Image {
 /// RenderError when the file cannot be read or decoded.
 Image read_png(const std::string& path);
 
-/// Encode an opaque PNG. Throws RenderError when the file cannot be written.
+/// Encode an opaque 8-bit RGB PNG (libpng, zlib level 2, the "sub" filter). Throws RenderError when the file
+/// cannot be written.
 void write_png(const Image& image, const std::string& path);
 
 }  // namespace bristle

@@ -10,6 +10,12 @@
 ///     (Embree's RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, made for hair). Spheres are sphere
 ///     points; boxes and planes triangle meshes (a plane is a finite square around the view,
 ///     or a slab seen edge-on in 2D).
+///   - Three Embree scenes share these: `intersect` sees the round tubes; tubes given margins
+///     (the renderer's rods) are, for `intersect_cover`, flat ray-facing curves (Embree's
+///     RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, faster to find) grown by their margins, and for
+///     `occluded`, flat curves of their true radius (along a ray a tube's outline is that
+///     wide). Each ribbon reaches its radius past both ends of its segment, so the outside
+///     of a bend is covered. The renderer takes shape and shading from the true segment.
 ///   - Embree works in single precision. Every point is stored relative to `origin` and
 ///     divided by `scale` (the renderer passes the camera target and the view's size), so
 ///     the frame's numbers stay near 1 wherever the scene sits; results come back in metres.
@@ -40,6 +46,12 @@ struct SurfaceHit {
   Vec3 normal = Vec3::UnitZ();  ///< unit, on the side the ray came from
   Vec3 tangent = Vec3::UnitX(); ///< curves: unit direction of the segment
   double radius = 0.0;          ///< curves: the tube's mean radius on the segment [m]
+  Vec3 axis_a = Vec3::Zero(), axis_b = Vec3::Zero();  ///< curves: the segment's ends [m]
+  double radius_a = 0.0, radius_b = 0.0;              ///< curves: the true radii there [m]
+  /// curves: the neighbouring segments of the tube, axis_before -> axis_a and
+  /// axis_b -> axis_after (the ends themselves where there is none) [m]
+  Vec3 axis_before = Vec3::Zero(), axis_after = Vec3::Zero();
+  double radius_before = 0.0, radius_after = 0.0;  ///< [m]
 
   bool hit() const { return kind != SurfaceKind::None; }
 };
@@ -55,8 +67,9 @@ class RayScene {
   /// A tube through `points` with a radius per point [m] (a round linear curve). Segments
   /// with a non-finite end, or beyond single precision, are left out.
   /// `occludes_contact`: the tube darkens colliders it lies close to (contact shadow).
+  /// `margins` [m], one per point (or none): intersect_cover sees the tube grown by them.
   void add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points, const std::vector<double>& radii,
-                bool occludes_contact);
+                bool occludes_contact, const std::vector<double>& margins = {});
   void add_sphere(int object, const Vec3& center, double radius);
   void add_triangles(int object, const std::vector<Vec3>& vertices, const std::vector<std::array<int, 3>>& triangles);
   /// Builds the BVH, and the grid that finds the tube segments within `contact_reach` [m] of
@@ -66,12 +79,18 @@ class RayScene {
 
   /// The first surface along the ray (unit direction) beyond `t_near` [m].
   SurfaceHit intersect(const Vec3& origin, const Vec3& direction, double t_near = 0.0) const;
+  /// intersect on the tubes grown by their margins (add_tube), skipping hits on the
+  /// `skip_count` rods of `skip_rods`: the renderer's coverage rays (render_frame.cpp). The hit's point and normal
+  /// are on the grown tube; axis and true radii are those of the tube.
+  SurfaceHit intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
+                             int skip_count) const;
   /// intersect for four rays at once from t = 0 (Embree's packet traversal: faster for
   /// neighbouring rays such as the samples of one pixel). Embree computes packets on another
   /// code path, so an answer may differ from intersect's in the last bits; a caller that must
   /// be reproducible uses the same call for the same ray every time.
   std::array<SurfaceHit, 4> intersect4(const std::array<Vec3, 4>& origins, const std::array<Vec3, 4>& directions) const;
-  /// True when something lies on the ray between t_near and t_far [m].
+  /// True when something lies on the ray between t_near and t_far [m] (tubes with margins as
+  /// ribbons of their true radius facing the ray).
   bool occluded(const Vec3& origin, const Vec3& direction, double t_near, double t_far) const;
   /// 1 - prod(1 - F) over the contact-occluding tube segments within the contact reach of p
   /// (segment_occlusion, occlusion.hpp), for a surface point p with unit normal n.
@@ -91,7 +110,7 @@ class RayScene {
   };
   struct Impl;
   SurfaceHit make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                      const Vec3& ng) const;
+                      const Vec3& ng, bool wide) const;
   std::unique_ptr<Impl> impl_;
   Vec3 origin_;
   double scale_;

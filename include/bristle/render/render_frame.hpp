@@ -5,20 +5,26 @@
 ///   1. The frame's geometry goes into a RayScene: rods as round tubes of their true radius
 ///      (widened only below RenderOptions::min_line_width, when that is set), the brush of each
 ///      handle that carries rods (handle_shapes.hpp), the colliders at the frame's time.
-///   2. A mask marks the pixels a rod, a brush part or a capsule may cover: the projected
-///      segment grown by a pixel and a margin for perspective, so it never misses a fibre thinner
-///      than a pixel.
-///   3. Masked pixels are traced with supersampling^2 samples at fixed positions (a rotated
-///      grid for 2 x 2): a fibre thinner than a pixel covers a share of the samples and comes out
-///      as a faint line of its true width, with no minimum width flattening the depth (pixels
-///      only such a fibre may cross take 16 samples, so the line does not break into dots). Other
-///      pixels are traced once at their centre (only when the frame has colliders; else they are
-///      background), then traced again with all samples where their surface or shadow differs
-///      from a neighbour's (the edges of colliders and of shadows).
+///   2. A mask marks the pixels a rod may cover (its projected segments grown by the coverage
+///      margin below and the perspective stretch), and those a brush part or a capsule may cover
+///      (grown by a pixel and a margin).
+///   3. Rod pixels take one coverage ray through their centre. It sees every rod grown by half a
+///      pixel at its depth (RayScene::intersect_cover), so it meets every rod the pixel touches;
+///      a rod adds its true share c of the pixel's width (a box one pixel wide across the tube)
+///      times its shade and lets 1 - c through, and the ray goes on behind it, skipping that rod
+///      (front to back, at most 8 rods). A fibre of 0.2 px is a faint unbroken line of 0.2 px, a
+///      wide rod is opaque in its interior and antialiased at its silhouette: the hair
+///      renderers' widened, proportionally transparent curves, instead of supersampling.
+///      Pixels a brush part or capsule may cover take supersampling^2 such rays at fixed
+///      positions (a rotated grid for 2 x 2). Other pixels are traced once at their centre
+///      (only when the frame has colliders; else they are background), then again with all
+///      samples where their surface or shadow differs from a neighbour's (the edges of
+///      colliders and of shadows).
 ///   4. Each sample: the first hit; a shadow ray to the key light (a directional light fixed to
 ///      the camera, shading.hpp); rods shaded with Kajiya-Kay hair lighting, colliders and the
 ///      brush with Lambert's law, colliders darkened by the contact shadow of nearby rods
-///      (occlusion.hpp). The samples of a pixel are averaged and rounded to 8 bits.
+///      (occlusion.hpp); a rod with the normal of its true tube at the middle of the part it
+///      covers. The samples of a pixel are averaged and rounded to 8 bits.
 ///   5. The time stamp is written with cairo in a band above the picture (the camera sees the
 ///      rows below it), so it never covers geometry.
 /// No step depends on another pixel's samples except the edge test of step 3, which compares
