@@ -32,7 +32,9 @@ TEST_CASE("npy parser reads numpy's headers and refuses what it cannot hold") {
   const double values[2] = {1.5, -0.0};
   const std::string data(reinterpret_cast<const char*>(values), sizeof values);
   SUBCASE("our own") {
-    const NpyArray array = parse_npy(npy_header(NpyType::Float64, {2}) + data);
+    // The array views its bytes (NpyArray::data), so they must outlive it.
+    const std::string bytes = npy_header(NpyType::Float64, {2}) + data;
+    const NpyArray array = parse_npy(bytes);
     CHECK(array.type == NpyType::Float64);
     CHECK(array.shape == std::vector<std::int64_t>{2});
     CHECK(array.data == data);
@@ -46,7 +48,8 @@ TEST_CASE("npy parser reads numpy's headers and refuses what it cannot hold") {
     return header + dict + "\n" + data;
   };
   SUBCASE("another key order, spacing and version 2.0") {
-    const NpyArray array = parse_npy(with_dict("{\"shape\":(2,),'fortran_order':False,'descr':'<f8'}", 2));
+    const std::string bytes = with_dict("{\"shape\":(2,),'fortran_order':False,'descr':'<f8'}", 2);
+    const NpyArray array = parse_npy(bytes);
     CHECK(array.shape == std::vector<std::int64_t>{2});
   }
   SUBCASE("refusals say why") {
