@@ -281,13 +281,10 @@ void RayScene::commit(double contact_reach) {
   }
 }
 
-SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double t_near) const {
-  const Impl& m = *impl_;
-  if (!m.scene) return {};
-  const Vec3 o = (origin - origin_) / scale_;
-  if (!fits(o)) return {};
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
+namespace {
+/// An Embree ray query from o along direction (scene units), starting at t_near, with no far
+/// limit and no hit yet.
+RTCRayHit unbounded_ray(const Vec3& o, const Vec3& direction, double t_near) {
   RTCRayHit rh;
   rh.ray.org_x = static_cast<float>(o.x());
   rh.ray.org_y = static_cast<float>(o.y());
@@ -295,13 +292,25 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
   rh.ray.dir_x = static_cast<float>(direction.x());
   rh.ray.dir_y = static_cast<float>(direction.y());
   rh.ray.dir_z = static_cast<float>(direction.z());
-  rh.ray.tnear = static_cast<float>(t_near / scale_);
+  rh.ray.tnear = static_cast<float>(t_near);
   rh.ray.tfar = std::numeric_limits<float>::infinity();
   rh.ray.mask = 0xffffffffu;
   rh.ray.time = 0.0f;
   rh.ray.flags = 0;
   rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  return rh;
+}
+}  // namespace
+
+SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double t_near) const {
+  const Impl& m = *impl_;
+  if (!m.scene) return {};
+  const Vec3 o = (origin - origin_) / scale_;
+  if (!fits(o)) return {};
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh = unbounded_ray(o, direction, t_near / scale_);
   rtcIntersect1(m.scene, &context, &rh);
   return make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
                   Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), false);
@@ -318,20 +327,7 @@ SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, 
   context.prim_rod = m.flat.rod.data();
   context.skip = skip_rods;
   context.skip_count = skip_count;
-  RTCRayHit rh;
-  rh.ray.org_x = static_cast<float>(o.x());
-  rh.ray.org_y = static_cast<float>(o.y());
-  rh.ray.org_z = static_cast<float>(o.z());
-  rh.ray.dir_x = static_cast<float>(direction.x());
-  rh.ray.dir_y = static_cast<float>(direction.y());
-  rh.ray.dir_z = static_cast<float>(direction.z());
-  rh.ray.tnear = static_cast<float>(t_near / scale_);
-  rh.ray.tfar = std::numeric_limits<float>::infinity();
-  rh.ray.mask = 0xffffffffu;
-  rh.ray.time = 0.0f;
-  rh.ray.flags = 0;
-  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  RTCRayHit rh = unbounded_ray(o, direction, t_near / scale_);
   rtcIntersect1(m.wide, &context.base, &rh);
   SurfaceHit out = make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
                             Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), true);
