@@ -13,6 +13,7 @@
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/io/output_error.hpp"
 #include "bristle/io/output_reader.hpp"
+#include "io/frame_test_support.hpp"
 #include "io/temp_folder.hpp"
 
 namespace fs = std::filesystem;
@@ -69,15 +70,7 @@ void damage(const fs::path& path, const std::string& from, const std::string& to
 }
 
 /// The error reading every frame of `dir`, "" when all read.
-std::string refusal(const std::string& dir) {
-  try {
-    const OutputFolder folder(dir);
-    for (int k = 0; k < folder.frame_count(); ++k) folder.frame(k);
-  } catch (const OutputError& error) {
-    return error.what();
-  }
-  return "";
-}
+std::string refusal(const std::string& dir) { return test::output_refusal(dir); }
 
 bool mentions(const std::string& message, const std::string& piece) {
   CAPTURE(message);

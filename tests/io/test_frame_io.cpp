@@ -12,6 +12,7 @@
 #include "bristle/io/frame_writer.hpp"
 #include "bristle/io/output_error.hpp"
 #include "bristle/io/output_reader.hpp"
+#include "io/frame_test_support.hpp"
 #include "io/temp_folder.hpp"
 
 namespace fs = std::filesystem;
@@ -66,15 +67,8 @@ TEST_CASE("io frames and manifest round trip exactly") {
     const std::string out = folder / "out";
     const Manifest manifest = test_manifest(dimension);
     std::mt19937_64 random(dimension);
-    std::vector<Frame> written;
-    {
-      FrameWriter writer(out, manifest, {0.0});
-      for (int k = 0; k < 5; ++k) {
-        written.push_back(random_frame(manifest, k, random));
-        writer.write(written.back());
-      }
-      writer.finish("complete");
-    }
+    const std::vector<Frame> written =
+        test::write_complete_run(out, manifest, 5, [&](int k) { return random_frame(manifest, k, random); });
     const OutputFolder folder_read(out);
     const Manifest& read = folder_read.manifest();
     CHECK(read.format == "bristle-frames/1");

@@ -18,6 +18,7 @@
 #include "bristle/io/npz.hpp"
 #include "bristle/io/output_error.hpp"
 #include "bristle/io/output_reader.hpp"
+#include "io/frame_test_support.hpp"
 #include "io/temp_folder.hpp"
 
 namespace fs = std::filesystem;
@@ -95,15 +96,7 @@ std::string read_bytes(const fs::path& path) {
   return bytes.str();
 }
 
-std::string refusal(const std::string& dir) {
-  try {
-    const OutputFolder read(dir);
-    for (int k = 0; k < read.frame_count(); ++k) read.frame(k);
-  } catch (const OutputError& error) {
-    return error.what();
-  }
-  return "";
-}
+std::string refusal(const std::string& dir) { return test::output_refusal(dir); }
 
 }  // namespace
 
@@ -114,15 +107,8 @@ TEST_CASE("io binary frames round trip bit for bit, 2D and 3D") {
     const std::string out = folder / "out";
     const Manifest manifest = npz_manifest(dimension);
     std::mt19937_64 random(dimension);
-    std::vector<Frame> written;
-    {
-      FrameWriter writer(out, manifest, {0.0});
-      for (int k = 0; k < 4; ++k) {
-        written.push_back(random_frame(manifest, k, random));
-        writer.write(written.back());
-      }
-      writer.finish("complete");
-    }
+    const std::vector<Frame> written =
+        test::write_complete_run(out, manifest, 4, [&](int k) { return random_frame(manifest, k, random); });
     const OutputFolder read(out);
     CHECK(read.manifest().frame_layout == FrameLayout::Npz);
     CHECK(read.manifest().frame_files[3] == "frames/000003.npz");
