@@ -121,14 +121,13 @@ bool ImplicitEuler::find_non_finite(const VecX& values, StepReport& report, cons
 bool ImplicitEuler::find_collapsed_edge(const VecX& positions, StepReport& report) const {
   const int edge = assembler_.find_collapsed_edge(positions);
   if (edge < 0) return false;
-  const StretchElement& e = assembler_.stretch_elements()[edge];
-  const int vertex = model_.layout.dof_owner(e.dof[0]).second;
+  const auto [rod, vertex] = assembler_.stretch_edge(edge);
   std::ostringstream message;
-  message << "edge " << vertex << "-" << vertex + 1 << " of rod '" << model_.rods[e.rod].name
-          << "' collapsed to zero length (rod '" << model_.rods[e.rod].name << "' vertex " << vertex << ")";
+  message << "edge " << vertex << "-" << vertex + 1 << " of rod '" << model_.rods[rod].name
+          << "' collapsed to zero length (rod '" << model_.rods[rod].name << "' vertex " << vertex << ")";
   report.ok = false;
   report.failure = message.str();
-  report.failed_rod = e.rod;
+  report.failed_rod = rod;
   report.failed_vertex = vertex;
   return true;
 }

@@ -16,13 +16,22 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
     const int rod_index = static_cast<int>(rod_first_vertex_.size());
     rod_first_vertex_.push_back(vertex);
     rod_first_dof_.push_back(dof_count_);
+    rod_first_twist_.push_back(rod.twist ? static_cast<int>(twist_dof_.size()) : -1);
     const int free_begin = free_dof_count_;
     for (int i = 0; i < rod.vertex_count(); ++i, ++vertex) {
       vertex_dof_.push_back(dof_count_);
       vertex_rod_.push_back(rod_index);
+      node_dof_.push_back(dof_count_);
       const bool fixed = rod.is_fixed(i);
       for (int k = 0; k < dimension; ++k) {
         free_index_.push_back(fixed ? -1 : free_dof_count_++);
+        ++dof_count_;
+      }
+      if (rod.twist && i + 1 < rod.vertex_count()) {
+        // The edge's twist, clamped with its two vertices.
+        twist_dof_.push_back(dof_count_);
+        node_dof_.push_back(dof_count_);
+        free_index_.push_back(fixed && rod.is_fixed(i + 1) ? -1 : free_dof_count_++);
         ++dof_count_;
       }
     }
@@ -30,6 +39,7 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
   }
   rod_first_vertex_.push_back(vertex);
   rod_first_dof_.push_back(dof_count_);
+  node_dof_.push_back(dof_count_);
 }
 
 // Found by binary search (DOFs, vertices and rods are numbered in the same order) rather than

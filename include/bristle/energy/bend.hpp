@@ -27,7 +27,11 @@
 ///
 /// DOF order of the stencil vector: [x_{i-1}, x_i, x_{i+1}], D entries each.
 
+#include <array>
+
+#include "bristle/energy/element.hpp"
 #include "bristle/math/types.hpp"
+#include "bristle/model/rod.hpp"
 
 namespace bristle {
 
@@ -143,5 +147,56 @@ Mat<3 * D, 3 * D> bend_hessian_bending_modes(const BendStencil<D>& s, double res
 /// Gradient of theta with respect to the stencil (exposed for tests and constraints).
 template <int D>
 Vec<3 * D> turning_angle_gradient(const BendStencil<D>& s);
+
+/// The bending term for the element table (energy/element.hpp): one element per interior
+/// vertex, on the turning angle.
+struct BendTerm {
+  static constexpr std::array<SlotKind, 3> kSlots{SlotKind::Vertex, SlotKind::Vertex, SlotKind::Vertex};
+  static constexpr EnergyTerm kEnergyTerm = EnergyTerm::Bend;
+  struct Constants {
+    double rest_angle;
+    double stiffness;  ///< E I / l [N m]
+  };
+
+  template <class Emit>
+  static void for_each_element(const Rod& rod, Emit&& emit) {
+    for (int i = 1; i + 1 < rod.vertex_count(); ++i)
+      emit(std::array<int, 3>{i - 1, i, i + 1}, Constants{rod.rest_angles[i], rod.bend_stiffness(i)});
+  }
+
+  template <int D>
+  static BendStencil<D> stencil(const Vec<3 * D>& x) {
+    return {x.template segment<D>(0), x.template segment<D>(D), x.template segment<D>(2 * D)};
+  }
+
+  template <int D>
+  static double energy(const Vec<3 * D>& x, const Constants& c) {
+    return bend_energy<D>(stencil<D>(x), c.rest_angle, c.stiffness);
+  }
+
+  /// Projected and bending-modes Hessians come from the fused kernel as a spectrum (energy,
+  /// gradient and spectrum from one set of frames); exact and Gauss-Newton ones as matrices.
+  template <int D, class Sink>
+  EIGEN_ALWAYS_INLINE static void evaluate(const Vec<3 * D>& x, const Constants& c, const LocalRequest& request, Sink&& sink) {
+    const BendStencil<D> s = stencil<D>(x);
+    if (request.projection == HessianProjection::Projected || request.projection == HessianProjection::BendingModes) {
+      const BendLocal<D> local = request.projection == HessianProjection::Projected
+                                     ? bend_local<D>(s, c.rest_angle, c.stiffness, true)
+                                     : bend_local_bending_modes<D>(s, c.rest_angle, c.stiffness);
+      sink(local.energy, local.gradient, PositiveSpectrum<BendHessianSpectrum<D>>{local.spectrum});
+      return;
+    }
+    const double energy = request.energy ? bend_energy<D>(s, c.rest_angle, c.stiffness) : 0.0;
+    const Vec<3 * D> gradient = bend_gradient<D>(s, c.rest_angle, c.stiffness);
+    if (!request.hessian) {
+      sink(energy, gradient, NoHessian{});
+      return;
+    }
+    const Mat<3 * D, 3 * D> h = request.projection == HessianProjection::Exact
+                                    ? bend_hessian<D>(s, c.rest_angle, c.stiffness)
+                                    : bend_hessian_gauss_newton<D>(s, c.rest_angle, c.stiffness);
+    sink(energy, gradient, h);
+  }
+};
 
 }  // namespace bristle

@@ -11,7 +11,11 @@
 /// projection of the 2D x 2D block matrix onto the PSD cone (the block pattern [[1,-1],[-1,1]]
 /// has eigenvalues 0 and 2, so the eigenvalues of the whole are 0 and 2 x those of B).
 
+#include <array>
+
+#include "bristle/energy/element.hpp"
 #include "bristle/math/types.hpp"
+#include "bristle/model/rod.hpp"
 
 namespace bristle {
 
@@ -51,5 +55,37 @@ struct StretchLocal {
 
 template <int D>
 StretchLocal<D> stretch_local(const StretchStencil<D>& s, double rest_length, double stiffness, bool project);
+
+/// The stretch term for the element table (energy/element.hpp): one element per edge.
+struct StretchTerm {
+  static constexpr std::array<SlotKind, 2> kSlots{SlotKind::Vertex, SlotKind::Vertex};
+  static constexpr EnergyTerm kEnergyTerm = EnergyTerm::Stretch;
+  struct Constants {
+    double rest_length;
+    double stiffness;  ///< E A / L [N/m]
+  };
+
+  template <class Emit>
+  static void for_each_element(const Rod& rod, Emit&& emit) {
+    for (int j = 0; j < rod.edge_count(); ++j)
+      emit(std::array<int, 2>{j, j + 1}, Constants{rod.rest_lengths[j], rod.stretch_stiffness(j)});
+  }
+
+  template <int D>
+  static double energy(const Vec<2 * D>& x, const Constants& c) {
+    return stretch_energy<D>({x.template head<D>(), x.template tail<D>()}, c.rest_length, c.stiffness);
+  }
+
+  /// The Hessian as its block B; springs are clamped unless the exact Hessian is asked for.
+  template <int D, class Sink>
+  EIGEN_ALWAYS_INLINE static void evaluate(const Vec<2 * D>& x, const Constants& c, const LocalRequest& request, Sink&& sink) {
+    const StretchLocal<D> local = stretch_local<D>({x.template head<D>(), x.template tail<D>()}, c.rest_length,
+                                                   c.stiffness, request.projection != HessianProjection::Exact);
+    Vec<2 * D> gradient;
+    gradient.template head<D>() = -local.gradient1;
+    gradient.template tail<D>() = local.gradient1;
+    sink(local.energy, gradient, DifferenceBlock<D>{local.block});
+  }
+};
 
 }  // namespace bristle

@@ -1,9 +1,11 @@
 #pragma once
 /// Sparse assembly of the potential energy's gradient and (projected) Hessian: the one place
-/// where per-stencil results are scattered into global vectors and matrices.
+/// where per-stencil results are scattered into global vectors and matrices. The energy terms
+/// are element tables (integrator/element_table.hpp), one per term, listed in `Terms` below:
+/// a new term is a struct (energy/element.hpp) added to that list.
 ///
 /// The sparsity pattern of the free-free stiffness block is built once per model, straight
-/// from the elements' vertex adjacency (no triplet list, whose 117 entries per vertex would
+/// from the elements' node (vertex and twist edge) adjacency (no triplet list, whose 117 entries per vertex would
 /// dominate peak memory). Fixed DOFs are eliminated: blocks touching a fixed vertex are not
 /// stored. The coupling they carry (K_free,fixed u) is still available through the product
 /// K w that assemble() can form.
@@ -22,21 +24,19 @@
 /// over rods in rod order. The result is bitwise identical for every thread count.
 
 #include <functional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "bristle/energy/bend.hpp"
+#include "bristle/energy/element.hpp"
+#include "bristle/energy/stretch.hpp"
+#include "bristle/integrator/element_table.hpp"
 #include "bristle/math/band_storage.hpp"
 #include "bristle/math/types.hpp"
 #include "bristle/model/model.hpp"
 
 namespace bristle {
-
-/// How element Hessians are made positive semi-definite before assembly.
-enum class HessianProjection {
-  Exact,        ///< none: the true Hessian (modal analysis, tests)
-  Projected,    ///< springs clamped, bending eigen-clamped, both in closed form (energy/bend.hpp)
-  GaussNewton,  ///< springs clamped, bending K g g^T
-  BendingModes, ///< springs clamped, bending: the stiffness of its two bending modes only (energy/bend.hpp)
-};
 
 struct EnergyBreakdown {
   double kinetic = 0.0;  ///< [J]
@@ -45,25 +45,12 @@ struct EnergyBreakdown {
   double gravity = 0.0;  ///< -sum m g . x [J]
   double load = 0.0;     ///< -sum F . x [J]
 
-  double elastic() const { return stretch + bend; }
-  double potential() const { return stretch + bend + gravity + load; }
-  double total() const { return kinetic + potential(); }
-};
+  double twist = 0.0;    ///< [J]
 
-/// A stretch (2-vertex) or bend (3-vertex) stencil: the first DOF of each vertex, the owning
-/// rod, and its constants.
-struct StretchElement {
-  int dof[2];
-  int rod;
-  double rest_length;
-  double stiffness;  ///< E A / L [N/m]
-};
-struct BendElement {
-  int dof[3];
-  int rod;
-  int vertex;        ///< the middle vertex, within its rod
-  double rest_angle;
-  double stiffness;  ///< E I / l [N m]
+  double& of(EnergyTerm term) { return term == EnergyTerm::Stretch ? stretch : term == EnergyTerm::Bend ? bend : twist; }
+  double elastic() const { return stretch + bend + twist; }
+  double potential() const { return elastic() + gravity + load; }
+  double total() const { return kinetic + potential(); }
 };
 
 class SystemAssembler {
@@ -94,10 +81,13 @@ class SystemAssembler {
   void set_threads(int threads);
   int threads() const { return threads_; }
 
-  /// Index into stretch_elements() of the first edge of zero (or non-finite) length at x,
-  /// or -1. The stencil kernels assert a positive length (an edge's direction is undefined
-  /// otherwise), so callers check this before assembling positions they did not make.
+  /// Index of the first edge (rods' edges numbered one after another) of zero (or
+  /// non-finite) length at x, or -1. The stencil kernels assert a positive length (an edge's
+  /// direction is undefined otherwise), so callers check this before assembling positions
+  /// they did not make. stretch_edge() says which rod and edge it is.
   int find_collapsed_edge(const VecX& x) const;
+  /// Rod and edge (= its first vertex) of an edge index of find_collapsed_edge().
+  std::pair<int, int> stretch_edge(int edge) const;
 
   /// The free-free matrix filled by the last assemble(); full symmetric storage.
   SparseMatrix& matrix() { return matrix_; }
@@ -105,13 +95,19 @@ class SystemAssembler {
   /// Position of each free DOF's diagonal entry in matrix().valuePtr().
   const std::vector<int>& diagonal_slots() const { return diagonal_slots_; }
 
-  const std::vector<StretchElement>& stretch_elements() const { return stretch_; }
-  const std::vector<BendElement>& bend_elements() const { return bend_; }
+  /// The energy terms, in assembly order (the order sums are formed in).
+  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>>;
+  const Terms& terms() const { return terms_; }
 
  private:
   template <int D>
-  void assemble_rod(int rod, const VecX& x, double time, HessianProjection projection, double matrix_scale,
-                    VecX& gradient, const VecX* w, VecX* kw, bool want_energy, double* band);
+  void assemble_rod(int rod, const VecX& x, double time, const LocalRequest& request, double matrix_scale,
+                    VecX& gradient, const VecX* w, VecX* kw, double* band);
+  /// Calls f(table) for every term's table, in assembly order.
+  template <class F>
+  void for_each_term(F&& f) const {
+    std::apply([&](const auto&... table) { (f(table), ...); }, terms_);
+  }
   void add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal);
   template <int D>
   void rod_energies(int rod, const VecX& x) const;
@@ -121,24 +117,13 @@ class SystemAssembler {
   const Model& model_;
   int threads_ = 1;
   VecX gravity_force_;  // m_i g per DOF
-  std::vector<StretchElement> stretch_;
-  std::vector<BendElement> bend_;
-  // Rod r owns stretch_[rod_stretch_[r], rod_stretch_[r + 1]), likewise bend_ (its DOFs:
-  // model_.layout.rod_dof_range(r)).
-  std::vector<int> rod_stretch_, rod_bend_;
+  Terms terms_;
   // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
   std::vector<int> rod_loads_, loads_by_rod_;
-  // Per-rod energy sums of the last evaluation (mutable: potential_energies is const).
-  mutable std::vector<double> rod_stretch_energy_, rod_bend_energy_;
   SparseMatrix matrix_;
   // Rod r's block: its free DOFs [rod_free_[r], rod_free_[r + 1]) and half-bandwidth
   // rod_band_width_[r].
   std::vector<int> rod_free_, rod_band_width_;
-  // For each element: for each vertex pair (a, b) with a >= b, in the order (0, 0), (1, 0),
-  // (1, 1), (2, 0), ..., the band index of entry (free(a), free(b)) in its rod's band, or -1
-  // when a or b is fixed. Entry (free(a) + i, free(b) + j) is then at base + i w + j.
-  std::vector<int> stretch_bases_;
-  std::vector<int> bend_bases_;
   // Copying a rod's band into matrix_: value_target[0 .. count) = band[band_source + r stride].
   // A column's entries above and on the diagonal are consecutive in the band (stride 1), those
   // below it w apart. Rod r's runs are expand_runs_[rod_runs_[r], rod_runs_[r + 1]).

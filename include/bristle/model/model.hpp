@@ -3,10 +3,12 @@
 /// out in one state vector.
 ///
 /// DOF layout. Every rod owns a contiguous run of DOFs: D per vertex (D = dimension), vertex
-/// after vertex. Nothing outside DofLayout assumes that a DOF index is D * vertex: code asks
-/// `vertex_dof(rod, i)`, `rod_dof_range(rod)` and `rod_vertex_range(rod)`, so edge twist DOFs
-/// (full discrete elastic rods) can later be interleaved in each rod's run without touching
-/// the energies or the assembly. DofLayout is the one owner of these index tables.
+/// after vertex, and for a rod with twist (Rod::twist) one twist DOF per edge between its two
+/// vertices' DOFs: x0, theta0, x1, theta1, ..., x_{n-1}. Nothing outside DofLayout assumes that
+/// a DOF index is D * vertex: code asks `vertex_dof(rod, i)`, `edge_dof(rod, j)`,
+/// `rod_dof_range(rod)` and `rod_vertex_range(rod)`. The layout's nodes are the DOF groups in
+/// DOF order (a vertex's D DOFs, or an edge's twist DOF): the matrix pattern is built over
+/// them. DofLayout is the one owner of these index tables.
 ///
 /// Fixed vertices are eliminated from the linear system: the "free" numbering skips their
 /// DOFs, and each rod's free DOFs stay contiguous, which is what the per-rod preconditioner
@@ -56,6 +58,16 @@ class DofLayout {
   /// First DOF of a vertex, by global vertex index.
   int vertex_dof(int global_vertex) const { return vertex_dof_[global_vertex]; }
   int vertex_dof(int rod, int vertex) const { return vertex_dof_[global_vertex(rod, vertex)]; }
+  /// First (only) DOF of a rod's edge twist, or -1 when the rod has no twist DOFs.
+  int edge_dof(int rod, int edge) const {
+    return rod_first_twist_[rod] < 0 ? -1 : twist_dof_[rod_first_twist_[rod] + edge];
+  }
+  /// Twist DOFs in all rods.
+  int twist_dof_count() const { return static_cast<int>(twist_dof_.size()); }
+  /// Nodes: the DOF groups (vertices and twist edges) in DOF order, `node_count()` of them;
+  /// node k's DOFs are [node_dof(k), node_dof(k + 1)).
+  int node_count() const { return static_cast<int>(node_dof_.size()) - 1; }
+  int node_dof(int node) const { return node_dof_[node]; }
   /// Index of a DOF among the free DOFs, or -1 when the DOF is held fixed.
   int free_index(int dof) const { return free_index_[dof]; }
   /// [begin, end) of a rod's free DOFs in the free numbering.
@@ -76,6 +88,9 @@ class DofLayout {
   std::vector<int> vertex_dof_;
   std::vector<int> free_index_;
   std::vector<std::pair<int, int>> rod_free_range_;
+  std::vector<int> rod_first_twist_;  // a rod's first entry in twist_dof_, or -1
+  std::vector<int> twist_dof_;
+  std::vector<int> node_dof_;         // node_count() + 1 entries
 };
 
 struct Model {

@@ -27,6 +27,10 @@ struct Rod {
   std::vector<double> rest_angles;
   /// Indices of vertices held in place, sorted and unique.
   std::vector<int> fixed;
+  /// Whether each edge carries a twist DOF (its material frame's angle about the edge,
+  /// discrete elastic rods). An edge whose two vertices are fixed has its twist fixed too
+  /// (a clamped end clamps the frame).
+  bool twist = false;
 
   int vertex_count() const { return static_cast<int>(initial_positions.size()); }
   int edge_count() const { return vertex_count() - 1; }

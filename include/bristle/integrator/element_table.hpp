@@ -1,0 +1,276 @@
+#pragma once
+/// The element table: every energy term's stencils, stored once, and the one gather / evaluate
+/// / scatter loop that turns them into energy, gradient, stiffness-matrix band entries and
+/// products K w (energy/element.hpp says what a term declares).
+///
+/// An element is a term's stencil: the first global DOF of each of its slots (vertices and
+/// twist edges, in increasing DOF order) and the term's constants. The table keeps, for each
+/// pair of slots (a, b), a >= b, where their lower block starts in the owning rod's band
+/// (math/band_storage.hpp): entry (free(a) + i, free(b) + j) is at base + i w + j, so a step
+/// writes values in place. A pair touching a fixed slot has base -1 and is not stored.
+///
+/// Elements are grouped by rod, rod after rod, each rod's in the order the term lists them:
+/// the assembly of one rod touches only that rod's DOFs, which is what lets rods be assembled
+/// on several threads with bitwise identical sums.
+
+#include <array>
+#include <cassert>
+#include <utility>
+#include <vector>
+
+#include "bristle/energy/element.hpp"
+#include "bristle/math/band_storage.hpp"
+#include "bristle/math/types.hpp"
+#include "bristle/model/model.hpp"
+
+namespace bristle {
+
+/// Calls f(std::integral_constant<int, 0>{}), ..., f(std::integral_constant<int, K - 1>{}):
+/// slot loops with compile-time slot sizes.
+template <class F, int... I>
+inline void static_for_each(F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int K, class F>
+inline void static_for(F&& f) {
+  static_for_each(f, std::make_integer_sequence<int, K>{});
+}
+
+/// Where a rod's assembly writes: its gradient entries, its band (null: no matrix), and the
+/// product K w (both null: none).
+struct RodAssemblyTarget {
+  VecX* gradient = nullptr;
+  double* band = nullptr;
+  int band_width = 0;
+  double matrix_scale = 0.0;
+  const VecX* w = nullptr;
+  VecX* kw = nullptr;
+};
+
+template <class Term, int D>
+struct LocalScatter {
+  using Shape = StencilShape<Term, D>;
+  static constexpr int K = Shape::kSlotCount;
+  static constexpr int N = Shape::kDofs;
+  using Slots = std::array<int, K>;
+
+  static Vec<N> gather(const VecX& x, const Slots& dof) {
+    Vec<N> local;
+    static_for<K>([&](auto slot) {
+      constexpr int a = decltype(slot)::value;
+      constexpr int s = Shape::size(a), o = Shape::offset(a);
+      local.template segment<s>(o) = x.template segment<s>(dof[a]);
+    });
+    return local;
+  }
+
+  static void add(VecX& y, const Slots& dof, const Vec<N>& local) {
+    static_for<K>([&](auto slot) {
+      constexpr int a = decltype(slot)::value;
+      constexpr int s = Shape::size(a), o = Shape::offset(a);
+      y.template segment<s>(dof[a]) += local.template segment<s>(o);
+    });
+  }
+
+  // Band scatter of scale * H, one overload per Hessian representation. `bases` holds the
+  // element's kPairs bases in the order (0, 0), (1, 0), (1, 1), (2, 0), ...
+
+  static void band(const RodAssemblyTarget&, const int*, const NoHessian&) {}
+
+  static void band(const RodAssemblyTarget& t, const int* bases, const Mat<N, N>& h) {
+    static_for<K>([&](auto slot_a) {
+      constexpr int a = decltype(slot_a)::value;
+      static_for<a + 1>([&](auto slot_b) {
+        constexpr int b = decltype(slot_b)::value;
+        const int base = bases[a * (a + 1) / 2 + b];
+        if (base < 0) return;
+        constexpr int oa = Shape::offset(a), ob = Shape::offset(b);
+        for (int i = 0; i < Shape::size(a); ++i)
+          for (int j = 0; j < (a == b ? i + 1 : Shape::size(b)); ++j)
+            t.band[base + i * t.band_width + j] += t.matrix_scale * h(oa + i, ob + j);
+      });
+    });
+  }
+
+  /// [[B, -B], [-B, B]]: two vertex slots.
+  static void band(const RodAssemblyTarget& t, const int* bases, const DifferenceBlock<D>& h) {
+    static_assert(K == 2 && N == 2 * D, "a difference block spans two vertex slots");
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b <= a; ++b) {
+        const int base = bases[a * (a + 1) / 2 + b];
+        if (base < 0) continue;
+        const double sign = a == b ? t.matrix_scale : -t.matrix_scale;
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j < (a == b ? i + 1 : D); ++j) t.band[base + i * t.band_width + j] += sign * h.block(i, j);
+      }
+  }
+
+  /// sum_k value_k v_k v_k^T over value_k > 0. Lower block (a, b), a > b, is the transpose of
+  /// sum_k (w_k v_b) v_a^T, diagonal block (a, a) sum_k (w_k v_a) v_a^T.
+  template <class Spectrum>
+  static void band(const RodAssemblyTarget& t, const int* bases, const PositiveSpectrum<Spectrum>& h) {
+    constexpr int kCount = Spectrum::kCount;
+    double weight[kCount];
+    int terms[kCount];
+    int count = 0;
+    for (int k = 0; k < kCount; ++k)
+      if (h.spectrum.value[k] > 0.0) {
+        weight[count] = t.matrix_scale * h.spectrum.value[k];
+        terms[count++] = k;
+      }
+    static_for<K>([&](auto slot_a) {
+      constexpr int a = decltype(slot_a)::value;
+      static_for<a + 1>([&](auto slot_b) {
+        constexpr int b = decltype(slot_b)::value;
+        const int base = bases[a * (a + 1) / 2 + b];
+        if (base < 0) return;
+        constexpr int sa = Shape::size(a), sb = Shape::size(b), oa = Shape::offset(a), ob = Shape::offset(b);
+        Mat<sb, sa> block = Mat<sb, sa>::Zero();  // rows: slot b, columns: slot a
+        for (int m = 0; m < count; ++m) {
+          const Vec<N>& v = h.spectrum.vector[terms[m]];
+          block.noalias() += (weight[m] * v.template segment<sb>(ob)) * v.template segment<sa>(oa).transpose();
+        }
+        for (int i = 0; i < sa; ++i)
+          for (int j = 0; j < (a == b ? i + 1 : sb); ++j)
+            t.band[base + i * t.band_width + j] += a == b ? block(i, j) : block(j, i);
+      });
+    });
+  }
+
+  // K w (all DOFs of the stencil, fixed ones included), one overload per representation.
+
+  static void product(const RodAssemblyTarget&, const Slots&, const NoHessian&) {}
+
+  static void product(const RodAssemblyTarget& t, const Slots& dof, const Mat<N, N>& h) {
+    add(*t.kw, dof, Vec<N>(h * gather(*t.w, dof)));
+  }
+
+  static void product(const RodAssemblyTarget& t, const Slots& dof, const DifferenceBlock<D>& h) {
+    const Vec<D> f = h.block * (t.w->template segment<D>(dof[1]) - t.w->template segment<D>(dof[0]));
+    t.kw->template segment<D>(dof[0]) -= f;
+    t.kw->template segment<D>(dof[1]) += f;
+  }
+
+  /// From the rank-one terms: sum of value v (v . w), no N x N product.
+  template <class Spectrum>
+  static void product(const RodAssemblyTarget& t, const Slots& dof, const PositiveSpectrum<Spectrum>& h) {
+    const Vec<N> local_w = gather(*t.w, dof);
+    Vec<N> kw_local = Vec<N>::Zero();
+    for (int m = 0; m < Spectrum::kCount; ++m)
+      if (h.spectrum.value[m] > 0.0)
+        kw_local += (h.spectrum.value[m] * h.spectrum.vector[m].dot(local_w)) * h.spectrum.vector[m];
+    add(*t.kw, dof, kw_local);
+  }
+};
+
+template <class TermType>
+class ElementTable {
+ public:
+  using Term = TermType;
+  static constexpr int K = static_cast<int>(Term::kSlots.size());
+  static constexpr int kPairs = K * (K + 1) / 2;
+  using Constants = typename Term::Constants;
+  using Slots = std::array<int, K>;
+
+  /// Every rod's elements, as the term lists them.
+  void build(const Model& model) {
+    const DofLayout& layout = model.layout;
+    const int rods = static_cast<int>(model.rods.size());
+    dofs_.clear();
+    constants_.clear();
+    rod_begin_.assign(1, 0);
+    for (int r = 0; r < rods; ++r) {
+      Term::for_each_element(model.rods[r], [&](const Slots& slots, const Constants& constants) {
+        Slots dof;
+        for (int a = 0; a < K; ++a) {
+          dof[a] = Term::kSlots[a] == SlotKind::Vertex ? layout.vertex_dof(r, slots[a]) : layout.edge_dof(r, slots[a]);
+          assert(dof[a] >= 0 && (a == 0 || dof[a] > dof[a - 1]));
+        }
+        dofs_.push_back(dof);
+        constants_.push_back(constants);
+      });
+      rod_begin_.push_back(static_cast<int>(dofs_.size()));
+    }
+    rod_energy_.assign(rods, 0.0);
+  }
+
+  int size() const { return static_cast<int>(dofs_.size()); }
+  const Slots& dofs(int element) const { return dofs_[element]; }
+  const Constants& constants(int element) const { return constants_[element]; }
+  /// [begin, end) of a rod's elements.
+  std::pair<int, int> rod_elements(int rod) const { return {rod_begin_[rod], rod_begin_[rod + 1]}; }
+
+  /// Calls visit(first DOF of slot a, first DOF of slot b) for every ordered slot pair of
+  /// every element: the matrix pattern's adjacency.
+  template <class Visit>
+  void for_each_slot_pair(Visit&& visit) const {
+    for (const Slots& dof : dofs_)
+      for (int a = 0; a < K; ++a)
+        for (int b = 0; b < K; ++b) visit(dof[a], dof[b]);
+  }
+
+  /// The band bases of every element's slot pairs; `band_of_free(f)` gives the rod band
+  /// (first free DOF and half-bandwidth) a free DOF lies in.
+  template <class BandOfFree>
+  void compute_bases(const DofLayout& layout, BandOfFree&& band_of_free) {
+    bases_.clear();
+    bases_.reserve(dofs_.size() * kPairs);
+    for (const Slots& dof : dofs_)
+      for (int a = 0; a < K; ++a)
+        for (int b = 0; b <= a; ++b) {
+          const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
+          if (fa < 0 || fb < 0) {
+            bases_.push_back(-1);
+            continue;
+          }
+          const auto [first, width] = band_of_free(fa);
+          bases_.push_back(band_index(fa - first, fb - first, width));
+        }
+  }
+
+  /// The energy of one rod's elements, summed in element order; kept for rod_energy().
+  template <int D>
+  double rod_energy(int rod, const VecX& x) const {
+    using Scatter = LocalScatter<Term, D>;
+    double sum = 0.0;
+    for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k)
+      sum += Term::template energy<D>(Scatter::gather(x, dofs_[k]), constants_[k]);
+    rod_energy_[rod] = sum;
+    return sum;
+  }
+
+  /// Adds one rod's elements to the target: gradient always, band entries when t.band is
+  /// set, K w when t.w and t.kw are. The energy sum is kept for last_rod_energy().
+  template <int D>
+  void assemble_rod(int rod, const VecX& x, const LocalRequest& request, const RodAssemblyTarget& t) const {
+    using Scatter = LocalScatter<Term, D>;
+    const bool want_matrix = t.band != nullptr;
+    const bool want_product = t.w != nullptr && t.kw != nullptr;
+    double sum = 0.0;
+    for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k) {
+      const Slots& dof = dofs_[k];
+      const int* bases = &bases_[static_cast<std::size_t>(k) * kPairs];
+      Term::template evaluate<D>(Scatter::gather(x, dof), constants_[k], request,
+                                 [&](double energy, const auto& gradient, const auto& hessian) {
+                                   sum += energy;
+                                   Scatter::add(*t.gradient, dof, gradient);
+                                   if (want_matrix) Scatter::band(t, bases, hessian);
+                                   if (want_product) Scatter::product(t, dof, hessian);
+                                 });
+    }
+    rod_energy_[rod] = sum;
+  }
+
+  /// Rod r's energy from the last rod_energy() or assemble_rod() of that rod.
+  double last_rod_energy(int rod) const { return rod_energy_[rod]; }
+
+ private:
+  std::vector<Slots> dofs_;
+  std::vector<Constants> constants_;
+  std::vector<int> rod_begin_;
+  std::vector<int> bases_;
+  // Per-rod energy sums of the last evaluation (mutable: energy evaluation is const).
+  mutable std::vector<double> rod_energy_;
+};
+
+}  // namespace bristle

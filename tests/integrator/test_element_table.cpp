@@ -1,0 +1,299 @@
+// The element table (integrator/element_table.hpp) on a DOF layout with twist DOFs: stencils
+// that mix vertex slots (D DOFs) and edge slots (1 twist DOF) are gathered and scattered to
+// the right places. A test term with a known energy checks the assembled gradient, band and
+// product K w against central finite differences, with dense and spectrum Hessians, in 2D and
+// 3D, with a clamped end.
+
+#include <array>
+#include <random>
+
+#include <doctest/doctest.h>
+
+#include "bristle/energy/stretch.hpp"
+#include "bristle/integrator/element_table.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+namespace {
+
+/// A test term on the bend-twist stencil's slots [x0, theta0, x1, theta1, x2]:
+///   E = 1/2 (a . u)^2 + 1/12 (b . u)^4,   u the stencil's DOF vector,
+/// gradient a (a . u) + b (b . u)^3 / 3, Hessian a a^T + (b . u)^2 b b^T (PSD). The exact
+/// request gets the Hessian as a matrix, the others as a two-term spectrum, so both scatters
+/// of mixed-size slots are exercised.
+struct ProbeTerm {
+  static constexpr std::array<SlotKind, 5> kSlots{SlotKind::Vertex, SlotKind::Edge, SlotKind::Vertex,
+                                                  SlotKind::Edge, SlotKind::Vertex};
+  static constexpr EnergyTerm kEnergyTerm = EnergyTerm::Twist;
+  struct Constants {
+    std::array<double, 11> a, b;  // the first N entries are used (N = 8 in 2D, 11 in 3D)
+  };
+  template <int N>
+  struct Spectrum {
+    static constexpr int kCount = 2;
+    double value[kCount];
+    Vec<N> vector[kCount];
+  };
+
+  inline static std::mt19937 rng{7};
+
+  template <class Emit>
+  static void for_each_element(const Rod& rod, Emit&& emit) {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 1; i + 1 < rod.vertex_count(); ++i) {
+      Constants c;
+      for (double& v : c.a) v = u(rng);
+      for (double& v : c.b) v = u(rng);
+      emit(std::array<int, 5>{i - 1, i - 1, i, i, i + 1}, c);
+    }
+  }
+
+  template <int N>
+  static Vec<N> head(const std::array<double, 11>& v) {
+    return Eigen::Map<const Vec<11>>(v.data()).template head<N>();
+  }
+
+  template <int D>
+  static double energy(const Vec<3 * D + 2>& x, const Constants& c) {
+    constexpr int N = 3 * D + 2;
+    const double au = head<N>(c.a).dot(x), bu = head<N>(c.b).dot(x);
+    return 0.5 * au * au + bu * bu * bu * bu / 12.0;
+  }
+
+  template <int D, class Sink>
+  static void evaluate(const Vec<3 * D + 2>& x, const Constants& c, const LocalRequest& request, Sink&& sink) {
+    constexpr int N = 3 * D + 2;
+    const Vec<N> a = head<N>(c.a), b = head<N>(c.b);
+    const double au = a.dot(x), bu = b.dot(x);
+    const Vec<N> gradient = a * au + b * (bu * bu * bu / 3.0);
+    if (request.projection == HessianProjection::Exact) {
+      const Mat<N, N> h = a * a.transpose() + (bu * bu) * b * b.transpose();
+      sink(energy<D>(x, c), gradient, h);
+    } else {
+      const Spectrum<N> spectrum{{1.0, bu * bu}, {a, b}};
+      sink(energy<D>(x, c), gradient, PositiveSpectrum<Spectrum<N>>{spectrum});
+    }
+  }
+};
+
+/// Two twisting rods: rod 0 (6 vertices) clamped at its first two vertices, rod 1 (5 vertices) free.
+Model twisting_model(int dimension, std::mt19937& rng) {
+  std::vector<Rod> rods;
+  rods.push_back(rod_from_vertices(random_vertices(5, 0.1, 0.8, dimension, rng), dimension, {0, 1}, soft_material(),
+                                   RestShape::Initial, "clamped"));
+  rods.push_back(rod_from_vertices(random_vertices(4, 0.1, 0.8, dimension, rng), dimension, {}, soft_material(),
+                                   RestShape::Initial, "free"));
+  for (Rod& rod : rods) rod.twist = true;
+  return make_model(dimension, std::move(rods));
+}
+
+/// A rod's free-free block from its band (both triangles).
+Eigen::MatrixXd expand_band(const std::vector<double>& band, int size, int width) {
+  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(size, size);
+  for (int i = 0; i < size; ++i)
+    for (int j = std::max(0, i - width); j <= i; ++j) m(i, j) = m(j, i) = band[band_index(i, j, width)];
+  return m;
+}
+
+struct Assembled {
+  double energy = 0.0;
+  VecX gradient, kw;
+  std::vector<Eigen::MatrixXd> blocks;  // per rod, free-free
+};
+
+/// Assembles `table` rod by rod into full-width bands (matrix_scale 1) and K w.
+template <int D, class Term>
+Assembled assemble(const Model& model, ElementTable<Term>& table, const VecX& x, const VecX& w,
+                   HessianProjection projection) {
+  const DofLayout& layout = model.layout;
+  table.compute_bases(layout, [&](int free) {
+    for (int r = 0; r < layout.rod_count(); ++r) {
+      const auto [begin, end] = layout.rod_free_range(r);
+      if (free >= begin && free < end) return std::pair<int, int>{begin, end - begin - 1};
+    }
+    FAIL("free DOF outside every rod");
+    return std::pair<int, int>{0, 0};
+  });
+  Assembled out;
+  out.gradient = VecX::Zero(x.size());
+  out.kw = VecX::Zero(x.size());
+  LocalRequest request;
+  request.projection = projection;
+  for (int r = 0; r < layout.rod_count(); ++r) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    const int size = end - begin, width = size - 1;
+    std::vector<double> band(band_length(size, width), 0.0);
+    RodAssemblyTarget target;
+    target.gradient = &out.gradient;
+    target.band = band.data();
+    target.band_width = width;
+    target.matrix_scale = 1.0;
+    target.w = &w;
+    target.kw = &out.kw;
+    table.template assemble_rod<D>(r, x, request, target);
+    out.energy += table.last_rod_energy(r);
+    out.blocks.push_back(expand_band(band, size, width));
+  }
+  return out;
+}
+
+template <int D, class Term>
+double total_energy(const Model& model, const ElementTable<Term>& table, const VecX& x) {
+  double sum = 0.0;
+  for (int r = 0; r < model.layout.rod_count(); ++r) sum += table.template rod_energy<D>(r, x);
+  return sum;
+}
+
+/// Positions from the model moved by up to 0.02 (edges of 0.1: stretched and compressed),
+/// twist angles random in [-1, 1].
+VecX random_state(const Model& model, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VecX x = VecX::Zero(model.layout.dof_count());
+  for (int r = 0; r < model.layout.rod_count(); ++r) {
+    const Rod& rod = model.rods[r];
+    for (int i = 0; i < rod.vertex_count(); ++i)
+      for (int k = 0; k < model.dimension; ++k)
+        x[model.layout.vertex_dof(r, i) + k] = rod.initial_positions[i][k] + 0.02 * u(rng);
+    for (int j = 0; j < rod.edge_count(); ++j) x[model.layout.edge_dof(r, j)] = u(rng);
+  }
+  return x;
+}
+
+template <int D, class Term>
+void check_against_finite_differences(const Model& model, ElementTable<Term>& table, HessianProjection projection,
+                                      std::mt19937& rng) {
+  const DofLayout& layout = model.layout;
+  const VecX x = random_state(model, rng);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VecX w(x.size());
+  for (int i = 0; i < w.size(); ++i) w[i] = u(rng);
+  const Assembled at_x = assemble<D>(model, table, x, w, projection);
+  CHECK(at_x.energy == doctest::Approx(total_energy<D>(model, table, x)).epsilon(1e-14));
+
+  const double step = 1e-6;
+  // The gradient on every DOF (fixed ones included) against the energy's differences.
+  for (int i = 0; i < x.size(); ++i) {
+    VecX plus = x, minus = x;
+    plus[i] += step;
+    minus[i] -= step;
+    const double fd = (total_energy<D>(model, table, plus) - total_energy<D>(model, table, minus)) / (2.0 * step);
+    INFO("dof " << i);
+    CHECK(at_x.gradient[i] == doctest::Approx(fd).epsilon(1e-6).scale(1.0));
+  }
+  // The Hessian: free-free blocks in the bands, and K w on every DOF, against differences of
+  // the gradient (the test term's Hessian is PSD, so every projection returns it exactly).
+  Eigen::MatrixXd hessian(x.size(), x.size());
+  for (int j = 0; j < x.size(); ++j) {
+    VecX plus = x, minus = x;
+    plus[j] += step;
+    minus[j] -= step;
+    hessian.col(j) = (assemble<D>(model, table, plus, w, projection).gradient -
+                      assemble<D>(model, table, minus, w, projection).gradient) /
+                     (2.0 * step);
+  }
+  const double scale = hessian.cwiseAbs().maxCoeff();
+  CHECK((at_x.kw - hessian * w).norm() <= 1e-6 * scale * w.norm());
+  for (int r = 0; r < layout.rod_count(); ++r) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    Eigen::MatrixXd expected(end - begin, end - begin);
+    const auto [dof_begin, dof_end] = layout.rod_dof_range(r);
+    for (int a = dof_begin; a < dof_end; ++a)
+      for (int b = dof_begin; b < dof_end; ++b)
+        if (layout.free_index(a) >= 0 && layout.free_index(b) >= 0)
+          expected(layout.free_index(a) - begin, layout.free_index(b) - begin) = hessian(a, b);
+    INFO("rod " << r);
+    CHECK((at_x.blocks[r] - expected).cwiseAbs().maxCoeff() <= 1e-6 * scale);
+  }
+}
+
+template <int D>
+void check_dimension() {
+  std::mt19937 rng(41 + D);
+  const Model model = twisting_model(D, rng);
+  for (const HessianProjection projection : {HessianProjection::Exact, HessianProjection::Projected}) {
+    ElementTable<ProbeTerm> probe;
+    probe.build(model);
+    CHECK(probe.size() == 4 + 3);
+    check_against_finite_differences<D>(model, probe, projection, rng);
+  }
+  // Springs between vertices whose DOFs are no longer adjacent (twist DOFs between them).
+  ElementTable<StretchTerm> stretch;
+  stretch.build(model);
+  CHECK(stretch.size() == 5 + 4);
+  check_against_finite_differences<D>(model, stretch, HessianProjection::Exact, rng);
+}
+
+}  // namespace
+
+TEST_CASE("a rod with twist interleaves one twist DOF per edge between its vertices' DOFs") {
+  std::mt19937 rng(3);
+  for (const int d : {2, 3}) {
+    const Model model = twisting_model(d, rng);
+    const DofLayout& layout = model.layout;
+    CAPTURE(d);
+    CHECK(layout.dof_count() == (6 * d + 5) + (5 * d + 4));
+    CHECK(layout.twist_dof_count() == 9);
+    CHECK(layout.node_count() == 11 + 9);
+    for (int r = 0; r < 2; ++r) {
+      const auto [first, last] = layout.rod_dof_range(r);
+      int expected = first;
+      for (int i = 0; i < model.rods[r].vertex_count(); ++i) {
+        CHECK(layout.vertex_dof(r, i) == expected);
+        expected += d;
+        if (i + 1 < model.rods[r].vertex_count()) {
+          CHECK(layout.edge_dof(r, i) == expected);
+          CHECK(layout.dof_owner(expected) == std::pair<int, int>{r, i});
+          ++expected;
+        }
+      }
+      CHECK(expected == last);
+    }
+    // The clamped first edge: its two vertices and its twist are fixed; the next edge's twist is free.
+    CHECK(layout.free_index(layout.edge_dof(0, 0)) == -1);
+    CHECK(layout.free_index(layout.edge_dof(0, 1)) == 0);
+    CHECK(layout.free_dof_count() == layout.dof_count() - (2 * d + 1));
+    // Nodes in DOF order: vertex, edge, vertex, ...
+    for (int k = 0; k + 1 <= layout.node_count(); ++k) CHECK(layout.node_dof(k) < layout.node_dof(k + 1));
+    CHECK(layout.node_dof(1) - layout.node_dof(0) == d);
+    CHECK(layout.node_dof(2) - layout.node_dof(1) == 1);
+  }
+  // Without twist the layout is as before: no edge DOFs, nodes are vertices.
+  Model plain = twisting_model(3, rng);
+  for (Rod& rod : plain.rods) rod.twist = false;
+  plain.finalize();
+  CHECK(plain.layout.edge_dof(0, 0) == -1);
+  CHECK(plain.layout.twist_dof_count() == 0);
+  CHECK(plain.layout.node_count() == plain.layout.vertex_count());
+}
+
+TEST_CASE("elements mixing vertex and edge slots scatter to the right DOFs") {
+  std::mt19937 rng(5);
+  const Model model = twisting_model(3, rng);
+  ElementTable<ProbeTerm> probe;
+  probe.build(model);
+  const DofLayout& layout = model.layout;
+  int k = 0;
+  for (int r = 0; r < 2; ++r) {
+    const auto [begin, end] = probe.rod_elements(r);
+    CHECK(begin == k);
+    for (int i = 1; i + 1 < model.rods[r].vertex_count(); ++i, ++k) {
+      const auto& dof = probe.dofs(k);
+      CHECK(dof[0] == layout.vertex_dof(r, i - 1));
+      CHECK(dof[1] == layout.edge_dof(r, i - 1));
+      CHECK(dof[2] == layout.vertex_dof(r, i));
+      CHECK(dof[3] == layout.edge_dof(r, i));
+      CHECK(dof[4] == layout.vertex_dof(r, i + 1));
+    }
+    CHECK(end == k);
+  }
+}
+
+TEST_CASE("element table gradient, band and K w match finite differences with twist slots, 2D") {
+  check_dimension<2>();
+}
+
+TEST_CASE("element table gradient, band and K w match finite differences with twist slots, 3D") {
+  check_dimension<3>();
+}
