@@ -191,6 +191,7 @@ EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) co
   for_each_term([&](const auto& table) {
     double& sum = e.of(std::decay_t<decltype(table)>::Term::kEnergyTerm);
     for (int r = 0; r < rods; ++r) sum += table.last_rod_energy(r);
+    if (table.coupling_size() > 0) sum += table.last_coupling_energy();
   });
   e.gravity = -gravity_force_.dot(x);
   const int D = model_.dimension;
@@ -210,6 +211,13 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
     for (int r = 0; r < rods; ++r) rod_energies<3>(r, x);
   }
+  for_each_term([&](const auto& table) {
+    if (table.coupling_size() == 0) return;
+    if (model_.dimension == 2)
+      table.template coupling_energy<2>(x);
+    else
+      table.template coupling_energy<3>(x);
+  });
   return sum_rod_energies(x, time);
 }
 
@@ -230,6 +238,12 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, const Lo
   target.w = w;
   target.kw = kw;
   for_each_term([&](const auto& table) { table.template assemble_rod<D>(rod, x, request, target); });
+  if (has_coupling_) {
+    // The coupling elements' share of this rod's entries, summed before the rods (assemble()).
+    gradient.segment(dof_begin, dof_end - dof_begin) += coupling_gradient_.segment(dof_begin, dof_end - dof_begin);
+    if (w != nullptr && kw != nullptr)
+      kw->segment(dof_begin, dof_end - dof_begin) += coupling_kw_.segment(dof_begin, dof_end - dof_begin);
+  }
   // Point loads on this rod, in the order the scene lists them.
   for (int k = rod_loads_[rod]; k < rod_loads_[rod + 1]; ++k) {
     const PointLoad& load = model_.loads[loads_by_rod_[k]];
@@ -258,6 +272,49 @@ void SystemAssembler::add_diagonal_and_expand(int rod, double* band, const VecX*
   }
 }
 
+bool SystemAssembler::has_coupling() const {
+  bool any = false;
+  for_each_term([&](const auto& table) { any = any || table.coupling_size() > 0; });
+  return any;
+}
+
+void SystemAssembler::clear_coupling() {
+  std::apply([](auto&... table) { (table.clear_coupling(), ...); }, terms_);
+}
+
+void SystemAssembler::assemble_coupling(const VecX& x, const LocalRequest& request, double matrix_scale,
+                                        const VecX* w, bool want_product) {
+  has_coupling_ = has_coupling();
+  const int n = model_.layout.free_dof_count();
+  if (!has_coupling_) {
+    if (coupling_matrix_.nonZeros() > 0 || coupling_matrix_.rows() != n) coupling_matrix_.resize(n, n);
+    return;
+  }
+  // Serially, term after term and element after element: the sums do not depend on threads.
+  coupling_gradient_.setZero(x.size());
+  CouplingTarget target;
+  target.gradient = &coupling_gradient_;
+  target.matrix_scale = matrix_scale;
+  coupling_triplets_.clear();
+  if (matrix_scale != 0.0) target.triplets = &coupling_triplets_;
+  if (w != nullptr && want_product) {
+    coupling_kw_.setZero(x.size());
+    target.w = w;
+    target.kw = &coupling_kw_;
+  }
+  for_each_term([&](const auto& table) {
+    if (table.coupling_size() == 0) return;
+    if (model_.dimension == 2)
+      table.template assemble_coupling<2>(x, request, model_.layout, target);
+    else
+      table.template assemble_coupling<3>(x, request, model_.layout, target);
+  });
+  if (matrix_scale != 0.0) {
+    coupling_matrix_.resize(n, n);
+    coupling_matrix_.setFromTriplets(coupling_triplets_.begin(), coupling_triplets_.end());
+  }
+}
+
 void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                                VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential,
                                const RodCallback& after_rod, const VecX* matrix_diagonal) {
@@ -269,6 +326,7 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   request.projection = projection;
   request.energy = potential != nullptr;
   request.hessian = want_matrix || (w != nullptr && stiffness_times_w != nullptr);
+  assemble_coupling(x, request, matrix_scale, w, stiffness_times_w != nullptr);
   auto assemble_one = [&](int r) {
     double* band = thread_bands_[omp_get_thread_num()].data();
     if (model_.dimension == 2)

@@ -298,7 +298,9 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     }
   };
   auto& preconditioner = solver_.preconditioner();
-  ctx.solved_per_rod = !contact_.enabled();
+  // Coupling elements (SystemAssembler::coupling_matrix) tie rods: CG solves the coupled
+  // system, the per-rod factors are its preconditioner.
+  ctx.solved_per_rod = !contact_.enabled() && !assembler_.has_coupling();
   // The converged solver's convergence test reuses the guess's factors.
   const bool keep_factors = ctx.solved_per_rod && settings_.converged() && ctx.iteration == 0;
   if (ctx.solved_per_rod) {
@@ -325,6 +327,13 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   if (ctx.solved_per_rod) {
     preconditioner.declare_blocks_solved(values, keep_factors);
   } else {
+    if (assembler_.has_coupling()) {
+      // A new pattern each assembly (coupling elements come and go): analysed anew, not
+      // recognised by its arrays' addresses.
+      coupled_system_ = assembler_.matrix() + assembler_.coupling_matrix();
+      preconditioner.analyzePattern(coupled_system_);
+      ctx.guess.setZero(n_free);  // CG's first step is then the per-rod solve
+    }
     for_each_entry(layout.dof_count(), settings_.threads, [&](int dof) { build_dofs(dof, dof + 1); });
   }
   report.assembly_seconds += seconds_since(assembly_start);
@@ -338,7 +347,7 @@ bool ImplicitEuler::solve(StepContext& ctx) {
   const DofLayout& layout = model_.layout;
   StepReport& report = ctx.report;
   const int n_free = layout.free_dof_count();
-  SparseMatrix& system = assembler_.matrix();
+  SparseMatrix& system = system_matrix();
   const Clock::time_point solve_start = Clock::now();
   bool solved = true;
   if (contact_.enabled()) {
@@ -429,7 +438,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
     // h beta K v = damping_scale product (see assemble()); dv^T K dv from the system matrix:
     // dv^T J dv = (1 + h alpha) dv^T M dv + (h^2 + h beta) dv^T K dv.
     linear_damping = damping_scale * dv.dot(ctx.product);
-    ctx.system_dv.noalias() = assembler_.matrix() * ctx.dv_free;
+    ctx.system_dv.noalias() = system_matrix() * ctx.dv_free;
     const double dv_j_dv = ctx.dv_free.dot(ctx.system_dv);
     quadratic_damping = 0.5 * h * beta * (dv_j_dv - (1.0 + h * alpha) * dv_m_dv) / (h * h + h * beta);
   }

@@ -10,7 +10,9 @@
 #include <doctest/doctest.h>
 
 #include "bristle/energy/stretch.hpp"
+#include "bristle/integrator/assembly.hpp"
 #include "bristle/integrator/element_table.hpp"
+#include "bristle/integrator/implicit_euler.hpp"
 #include "support/rod_builders.hpp"
 
 using namespace bristle;
@@ -296,4 +298,132 @@ TEST_CASE("element table gradient, band and K w match finite differences with tw
 
 TEST_CASE("element table gradient, band and K w match finite differences with twist slots, 3D") {
   check_dimension<3>();
+}
+
+namespace {
+
+/// Two rods in a line, joined across the gap between rod 0's last vertex and rod 1's first by
+/// coupling elements: a spring over the gap and bending at both joint vertices.
+template <int D>
+Model joined_rods(std::mt19937& rng, std::vector<int> fixed0) {
+  std::vector<Rod> rods;
+  rods.push_back(rod_from_vertices(random_vertices(4, 0.1, 0.6, D, rng), D, std::move(fixed0), soft_material(),
+                                   RestShape::Initial, "a"));
+  std::vector<Vec3> b = random_vertices(3, 0.1, 0.6, D, rng);
+  for (Vec3& v : b) v += rods[0].initial_positions.back() + Vec3(0.1, 0.05, D == 3 ? 0.02 : 0.0);
+  rods.push_back(rod_from_vertices(b, D, {}, soft_material(), RestShape::Initial, "b"));
+  return make_model(D, std::move(rods), Vec3(0.5, -9.81, D == 3 ? 1.0 : 0.0));
+}
+
+template <int D>
+void add_joint(const Model& model, SystemAssembler& assembler) {
+  const DofLayout& layout = model.layout;
+  const int last = model.rods[0].vertex_count() - 1;
+  assembler.table<StretchTerm>().add_coupling({layout.vertex_dof(0, last), layout.vertex_dof(1, 0)}, {0.08, 40.0});
+  assembler.table<BendTerm>().add_coupling(
+      {layout.vertex_dof(0, last - 1), layout.vertex_dof(0, last), layout.vertex_dof(1, 0)}, {0.3, 0.02});
+  assembler.table<BendTerm>().add_coupling({layout.vertex_dof(0, last), layout.vertex_dof(1, 0), layout.vertex_dof(1, 1)},
+                                           {0.0, 0.03});
+}
+
+template <int D>
+void check_coupled_assembly() {
+  std::mt19937 rng(11 + D);
+  const Model model = joined_rods<D>(rng, {0});
+  SystemAssembler assembler(model);
+  add_joint<D>(model, assembler);
+  REQUIRE(assembler.has_coupling());
+  const DofLayout& layout = model.layout;
+  VecX x(layout.dof_count());
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < model.rods[r].vertex_count(); ++i)
+      x.segment(layout.vertex_dof(r, i), D) = model.rods[r].initial_positions[i].template head<D>();
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < x.size(); ++i) x[i] += 0.01 * u(rng);
+  VecX w(x.size());
+  for (int i = 0; i < w.size(); ++i) w[i] = u(rng);
+
+  VecX gradient, kw;
+  EnergyBreakdown energy;
+  assembler.assemble(x, 0.0, HessianProjection::Exact, 1.0, gradient, &w, &kw, &energy);
+  CHECK(energy.potential() == doctest::Approx(assembler.potential_energies(x, 0.0).potential()).epsilon(1e-14));
+  const SparseMatrix system = assembler.matrix() + assembler.coupling_matrix();
+  const double step = 1e-6;
+  Eigen::MatrixXd hessian(x.size(), x.size());
+  for (int i = 0; i < x.size(); ++i) {
+    VecX plus = x, minus = x;
+    plus[i] += step;
+    minus[i] -= step;
+    const double fd =
+        (assembler.potential_energies(plus, 0.0).potential() - assembler.potential_energies(minus, 0.0).potential()) /
+        (2.0 * step);
+    INFO("dof " << i);
+    CHECK(gradient[i] == doctest::Approx(fd).epsilon(1e-6).scale(1.0));
+    VecX g_plus, g_minus;
+    assembler.assemble(plus, 0.0, HessianProjection::Exact, 0.0, g_plus);
+    assembler.assemble(minus, 0.0, HessianProjection::Exact, 0.0, g_minus);
+    hessian.col(i) = (g_plus - g_minus) / (2.0 * step);
+  }
+  const double scale = hessian.cwiseAbs().maxCoeff();
+  CHECK((kw - hessian * w).norm() <= 1e-6 * scale * w.norm());
+  const Eigen::MatrixXd dense_system(system);
+  for (int a = 0; a < x.size(); ++a)
+    for (int b = 0; b < x.size(); ++b) {
+      const int fa = layout.free_index(a), fb = layout.free_index(b);
+      if (fa < 0 || fb < 0) continue;
+      INFO("entry " << a << ", " << b);
+      CHECK(std::abs(dense_system(fa, fb) - hessian(a, b)) <= 1e-6 * scale);
+    }
+  // The coupling entries are there: the joint couples rod 0's DOFs with rod 1's.
+  const int f0 = layout.free_index(layout.vertex_dof(0, model.rods[0].vertex_count() - 1));
+  const int f1 = layout.free_index(layout.vertex_dof(1, 0));
+  CHECK(assembler.matrix().coeff(f0, f1) == 0.0);
+  CHECK(assembler.coupling_matrix().coeff(f0, f1) != 0.0);
+  assembler.clear_coupling();
+  CHECK(!assembler.has_coupling());
+}
+
+}  // namespace
+
+TEST_CASE("coupling elements across rods: gradient, coupling matrix and K w match finite differences, 2D") {
+  check_coupled_assembly<2>();
+}
+
+TEST_CASE("coupling elements across rods: gradient, coupling matrix and K w match finite differences, 3D") {
+  check_coupled_assembly<3>();
+}
+
+TEST_CASE("a rod hung from a fixed rod by a coupling spring settles where the spring carries its weight") {
+  // Rod "hook" is held in place; rod "hanging" (free, vertical) hangs below its tip from a
+  // coupling spring of rest length L0 and stiffness k. At rest the spring carries the hanging
+  // rod's weight m g: its first vertex sits L0 + m g / k below the tip. Without the spring the
+  // rod falls away.
+  for (const bool tied : {false, true}) {
+    const double edge = 0.05, rest_gap = 0.02, spring = 50.0;
+    std::vector<Rod> rods;
+    rods.push_back(straight_rod(2, Vec3(0.0, 0.2, 0.0), Vec3(0.0, 0.1, 0.0), 3, {0, 1, 2}, soft_material(), "hook"));
+    rods.push_back(straight_rod(4, Vec3(0.0, 0.1 - rest_gap, 0.0), Vec3(0.0, 0.1 - rest_gap - 4 * edge, 0.0), 3, {},
+                                soft_material(), "hanging"));
+    Model model = make_model(3, std::move(rods), earth_gravity());
+    model.damping_mass = 20.0;
+    ImplicitEuler solver(model, SolverSettings{});
+    if (tied)
+      solver.assembler().table<StretchTerm>().add_coupling(
+          {model.layout.vertex_dof(0, 2), model.layout.vertex_dof(1, 0)}, {rest_gap, spring});
+    State state = initial_state(model);
+    for (int k = 0; k < 200; ++k) {
+      const StepReport report = solver.step(state, 0.02);
+      REQUIRE_MESSAGE(report.ok, report.failure);
+    }
+    double weight = 0.0;
+    for (int i = 0; i < model.rods[1].vertex_count(); ++i) weight += model.rods[1].vertex_mass(i) * 9.81;
+    const double top = state.positions[model.layout.vertex_dof(1, 0) + 1];
+    CAPTURE(tied);
+    if (tied) {
+      CHECK(top == doctest::Approx(0.1 - rest_gap - weight / spring).epsilon(1e-6));
+      CHECK(std::abs(state.positions[model.layout.vertex_dof(1, 0)]) < 1e-9);
+    } else {
+      CHECK(top < 0.1 - rest_gap - 1.0);  // fell freely
+    }
+  }
 }

@@ -95,6 +95,20 @@ class SystemAssembler {
   /// Position of each free DOF's diagonal entry in matrix().valuePtr().
   const std::vector<int>& diagonal_slots() const { return diagonal_slots_; }
 
+  /// Coupling elements (energy/element.hpp, slots on several rods: rod-rod contact, ties) are
+  /// added to a term's table (`table<Term>().add_coupling(...)`) and stay until
+  /// clear_coupling(). assemble() sums their gradient and K w first, serially, then adds each
+  /// rod's share as the rod is assembled (the callback sees final values); their Hessian goes
+  /// to coupling_matrix() (matrix_scale K_coupling, free-free, both triangles), not to
+  /// matrix() and not to the rods' bands: the system is matrix() + coupling_matrix().
+  bool has_coupling() const;
+  void clear_coupling();
+  const SparseMatrix& coupling_matrix() const { return coupling_matrix_; }
+  template <class Term>
+  ElementTable<Term>& table() {
+    return std::get<ElementTable<Term>>(terms_);
+  }
+
   /// The energy terms, in assembly order (the order sums are formed in).
   using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>>;
   const Terms& terms() const { return terms_; }
@@ -109,6 +123,8 @@ class SystemAssembler {
     std::apply([&](const auto&... table) { (f(table), ...); }, terms_);
   }
   void add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal);
+  void assemble_coupling(const VecX& x, const LocalRequest& request, double matrix_scale, const VecX* w,
+                         bool want_product);
   template <int D>
   void rod_energies(int rod, const VecX& x) const;
   EnergyBreakdown sum_rod_energies(const VecX& x, double time) const;
@@ -118,6 +134,11 @@ class SystemAssembler {
   int threads_ = 1;
   VecX gravity_force_;  // m_i g per DOF
   Terms terms_;
+  // The coupling elements' sums of the last assemble().
+  bool has_coupling_ = false;
+  VecX coupling_gradient_, coupling_kw_;
+  std::vector<Eigen::Triplet<double>> coupling_triplets_;
+  SparseMatrix coupling_matrix_;
   // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
   std::vector<int> rod_loads_, loads_by_rod_;
   SparseMatrix matrix_;

@@ -11,12 +11,18 @@
 ///
 /// Elements are grouped by rod, rod after rod, each rod's in the order the term lists them:
 /// the assembly of one rod touches only that rod's DOFs, which is what lets rods be assembled
-/// on several threads with bitwise identical sums.
+/// on several threads with bitwise identical sums. Elements whose slots lie on several rods
+/// (rod-rod contact, ties between rods) are kept apart, in the coupling list: they may change
+/// from one assemble to the next, their Hessian goes to a separate coupling matrix (triplets,
+/// free numbering) instead of a rod's band, and their gradient is summed before the rods'.
 
 #include <array>
 #include <cassert>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <Eigen/SparseCore>
 
 #include "bristle/energy/element.hpp"
 #include "bristle/math/band_storage.hpp"
@@ -42,6 +48,16 @@ struct RodAssemblyTarget {
   VecX* gradient = nullptr;
   double* band = nullptr;
   int band_width = 0;
+  double matrix_scale = 0.0;
+  const VecX* w = nullptr;
+  VecX* kw = nullptr;
+};
+
+/// Where the coupling elements' assembly writes: gradient and K w on all DOFs, the Hessian as
+/// triplets (free row, free column, matrix_scale * value; both triangles) when `triplets` is set.
+struct CouplingTarget {
+  VecX* gradient = nullptr;
+  std::vector<Eigen::Triplet<double>>* triplets = nullptr;
   double matrix_scale = 0.0;
   const VecX* w = nullptr;
   VecX* kw = nullptr;
@@ -136,6 +152,46 @@ struct LocalScatter {
       });
     });
   }
+
+  // The dense local Hessian of each representation (for the coupling triplets).
+
+  static Mat<N, N> dense(const Mat<N, N>& h) { return h; }
+
+  static Mat<N, N> dense(const DifferenceBlock<D>& h) {
+    static_assert(K == 2 && N == 2 * D, "a difference block spans two vertex slots");
+    Mat<N, N> m;
+    m << h.block, -h.block, -h.block, h.block;
+    return m;
+  }
+
+  template <class Spectrum>
+  static Mat<N, N> dense(const PositiveSpectrum<Spectrum>& h) {
+    Mat<N, N> m = Mat<N, N>::Zero();
+    for (int k = 0; k < Spectrum::kCount; ++k)
+      if (h.spectrum.value[k] > 0.0) m.noalias() += h.spectrum.value[k] * h.spectrum.vector[k] * h.spectrum.vector[k].transpose();
+    return m;
+  }
+
+  /// scale * H's free-free entries as triplets, both triangles.
+  template <class Hessian>
+  static void triplets(const CouplingTarget& t, const DofLayout& layout, const Slots& dof, const Hessian& hessian) {
+    if constexpr (!std::is_same_v<Hessian, NoHessian>) {
+      const Mat<N, N> h = dense(hessian);
+      for (int a = 0; a < K; ++a)
+        for (int i = 0; i < size_of(a); ++i) {
+          const int row = layout.free_index(dof[a] + i);
+          if (row < 0) continue;
+          for (int b = 0; b < K; ++b)
+            for (int j = 0; j < size_of(b); ++j) {
+              const int col = layout.free_index(dof[b] + j);
+              if (col >= 0) t.triplets->emplace_back(row, col, t.matrix_scale * h(offset_of(a) + i, offset_of(b) + j));
+            }
+        }
+    }
+  }
+
+  static int size_of(int slot) { return Shape::size(slot); }
+  static int offset_of(int slot) { return Shape::offset(slot); }
 
   // K w (all DOFs of the stencil, fixed ones included), one overload per representation.
 
@@ -264,6 +320,59 @@ class ElementTable {
   /// Rod r's energy from the last rod_energy() or assemble_rod() of that rod.
   double last_rod_energy(int rod) const { return rod_energy_[rod]; }
 
+  // Coupling elements: slots on several rods (or any rod), given as first global DOFs in
+  // increasing order; kept until clear_coupling().
+
+  void add_coupling(const Slots& dof, const Constants& constants) {
+    for (int a = 1; a < K; ++a) assert(dof[a] > dof[a - 1]);
+    coupling_dofs_.push_back(dof);
+    coupling_constants_.push_back(constants);
+  }
+  void clear_coupling() {
+    coupling_dofs_.clear();
+    coupling_constants_.clear();
+    coupling_energy_ = 0.0;
+  }
+  int coupling_size() const { return static_cast<int>(coupling_dofs_.size()); }
+  const Slots& coupling_dofs(int element) const { return coupling_dofs_[element]; }
+
+  /// The coupling elements' energy, summed in element order; kept for last_coupling_energy().
+  template <int D>
+  double coupling_energy(const VecX& x) const {
+    using Scatter = LocalScatter<Term, D>;
+    double sum = 0.0;
+    for (int k = 0; k < coupling_size(); ++k)
+      sum += Term::template energy<D>(Scatter::gather(x, coupling_dofs_[k]), coupling_constants_[k]);
+    coupling_energy_ = sum;
+    return sum;
+  }
+
+  /// Adds the coupling elements, in order, to the target (gradient always; triplets and K w
+  /// when set).
+  template <int D>
+  void assemble_coupling(const VecX& x, const LocalRequest& request, const DofLayout& layout,
+                         const CouplingTarget& t) const {
+    using Scatter = LocalScatter<Term, D>;
+    RodAssemblyTarget product_target;
+    product_target.w = t.w;
+    product_target.kw = t.kw;
+    const bool want_product = t.w != nullptr && t.kw != nullptr;
+    double sum = 0.0;
+    for (int k = 0; k < coupling_size(); ++k) {
+      const Slots& dof = coupling_dofs_[k];
+      Term::template evaluate<D>(Scatter::gather(x, dof), coupling_constants_[k], request,
+                                 [&](double energy, const auto& gradient, const auto& hessian) {
+                                   sum += energy;
+                                   Scatter::add(*t.gradient, dof, gradient);
+                                   if (t.triplets != nullptr) Scatter::triplets(t, layout, dof, hessian);
+                                   if (want_product) Scatter::product(product_target, dof, hessian);
+                                 });
+    }
+    coupling_energy_ = sum;
+  }
+
+  double last_coupling_energy() const { return coupling_energy_; }
+
  private:
   std::vector<Slots> dofs_;
   std::vector<Constants> constants_;
@@ -271,6 +380,9 @@ class ElementTable {
   std::vector<int> bases_;
   // Per-rod energy sums of the last evaluation (mutable: energy evaluation is const).
   mutable std::vector<double> rod_energy_;
+  std::vector<Slots> coupling_dofs_;
+  std::vector<Constants> coupling_constants_;
+  mutable double coupling_energy_ = 0.0;
 };
 
 }  // namespace bristle
