@@ -181,49 +181,128 @@ void add_colliders(FrameScene& fs, const Projector& proj) {
   }
 }
 
-// The mask of pixels a tube may cover, marked `level` unless higher already: its projected segments, as wide as the projected
-// radius grown by the perspective stretch of a sphere's outline off the axis (1 + tan^2 of the
-// angle from the view axis, bounding the ellipse's long axis), plus the farthest sample's
-// distance from the pixel centre (`pad`: 0.75 px covers the rotated grid's 0.53 and a margin).
-void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
-               const std::vector<double>& radii, std::uint8_t level, double pad) {
+// The pixels of row y (centre py) whose centres may lie within `reach` of the screen segment
+// [a, b]: the capsule around it meets the row's line in one interval (it is convex), the
+// union of what its two end discs and its straight band cut from the line. Returns the
+// pixel columns [x0, x1] (x0 > x1 when none), grown by a hair so a centre on the boundary is
+// never lost to rounding: callers test each pixel exactly.
+void capsule_row(const Vec2& a, const Vec2& b, double reach, double py, int w, int& x0, int& x1) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Vec2* c : {&a, &b}) {
+    const double dy = py - c->y();
+    if (std::abs(dy) <= reach) {
+      const double half = std::sqrt(reach * reach - dy * dy);
+      lo = std::min(lo, c->x() - half);
+      hi = std::max(hi, c->x() + half);
+    }
+  }
+  const Vec2 d = b - a;
+  const double len2 = d.squaredNorm();
+  if (len2 > 0.0) {
+    // The band: 0 <= (p - a).d <= |d|^2 and |(p - a) x d| <= reach |d|, each linear in x.
+    double blo = -std::numeric_limits<double>::infinity(), bhi = -blo;
+    bool empty = false;
+    const auto limit = [&](double k, double c_lo, double c_hi) {  // k (x - a.x) in [c_lo, c_hi]
+      if (k == 0.0) {
+        if (!(c_lo <= 0.0 && 0.0 <= c_hi)) empty = true;
+        return;
+      }
+      const double u = a.x() + c_lo / k, v = a.x() + c_hi / k;
+      blo = std::max(blo, std::min(u, v));
+      bhi = std::min(bhi, std::max(u, v));
+    };
+    const double ry = py - a.y();
+    limit(d.x(), -ry * d.y(), len2 - ry * d.y());
+    const double band = reach * std::sqrt(len2);
+    limit(d.y(), ry * d.x() - band, ry * d.x() + band);
+    if (!empty && blo <= bhi) {
+      lo = std::min(lo, blo);
+      hi = std::max(hi, bhi);
+    }
+  }
+  if (!(lo <= hi)) {
+    x0 = 0;
+    x1 = -1;
+    return;
+  }
+  const double slack = 1e-6 * (1.0 + std::abs(lo) + std::abs(hi));
+  x0 = static_cast<int>(std::max(0.0, std::ceil(lo - slack - 0.5)));
+  x1 = static_cast<int>(std::min(w - 1.0, std::floor(hi + slack - 0.5)));
+}
+
+// A tube segment [a, b] (radii ra, rb [m]) as the mask sees it on the screen: its projected
+// axis, and the projected radius grown by the perspective stretch of a sphere's outline off
+// the axis (1 + tan^2 of the angle from the view axis, bounding the ellipse's long axis) and
+// 2%. `ok` is false when the segment lies behind the eye or does not project to finite pixels.
+struct ScreenSegment {
+  Vec2 a = Vec2::Zero(), b = Vec2::Zero();
+  double half = 0.0;
+  bool ok = false;
+};
+
+ScreenSegment screen_segment(const Projector& proj, Vec3 a, Vec3 b, double ra, double rb) {
+  ScreenSegment out;
   const int w = proj.width(), h = proj.height(), top = proj.top();
   const double near = proj.near_depth() * 1.0001;
+  if (!a.allFinite() || !b.allFinite()) return out;
+  const double da = proj.depth(a), db = proj.depth(b);
+  if (da < near && db < near) return out;
+  if (da < near) a += (near - da) / (db - da) * (b - a);
+  if (db < near) b += (near - db) / (da - db) * (a - b);
+  const ScreenPoint sa = proj.project(a), sb = proj.project(b);
+  double stretch = 1.0;
+  if (proj.camera().type == ProjectionType::Perspective) {
+    const Vec2 centre(0.5 * w, top + 0.5 * h);
+    const double f = 0.5 * h / std::tan(proj.camera().fov_deg * kPi / 360.0);
+    const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
+    stretch = 1.0 + std::min(off * off, 100.0);
+  }
+  out.half = stretch * std::max(ra * sa.pixels_per_meter, rb * sb.pixels_per_meter) * 1.02;
+  out.a = sa.pixel;
+  out.b = sb.pixel;
+  out.ok = std::isfinite(out.half) && sa.pixel.allFinite() && sb.pixel.allFinite();
+  return out;
+}
+
+// Calls visit(x, y, d2) for every pixel of the view whose centre lies within `reach` of the
+// screen segment [a, b] (image coordinates), d2 its squared distance [px^2]. Row by row over
+// the capsule's exact span, rather than every pixel of its bounding box (a long diagonal
+// segment's box is mostly empty).
+template <typename Visit>
+void for_each_capsule_pixel(const Projector& proj, const Vec2& a, const Vec2& b, double reach, Visit&& visit) {
+  const int w = proj.width(), h = proj.height(), top = proj.top();
+  if (!std::isfinite(reach)) return;
+  const double y0 = std::max(0.0, std::floor(std::min(a.y(), b.y()) - top - reach));
+  const double y1 = std::min(h - 1.0, std::ceil(std::max(a.y(), b.y()) - top + reach));
+  if (y0 > y1) return;
+  const Vec2 d = b - a;
+  const double len2 = d.squaredNorm();
+  for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
+    const double py = y + top + 0.5;
+    int x0 = 0, x1 = -1;
+    capsule_row(a, b, reach, py, w, x0, x1);
+    for (int x = x0; x <= x1; ++x) {
+      const Vec2 p(x + 0.5, py);
+      const double u = len2 > 0.0 ? std::clamp((p - a).dot(d) / len2, 0.0, 1.0) : 0.0;
+      const double d2 = (a + u * d - p).squaredNorm();
+      if (d2 <= reach * reach) visit(x, y, d2);
+    }
+  }
+}
+
+// The mask of pixels a tube may cover, marked `level` unless higher already: its projected
+// segments (screen_segment) grown by the farthest sample's distance from the pixel centre
+// (`pad`: 0.75 px covers the rotated grid's 0.53 and a margin).
+void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
+               const std::vector<double>& radii, std::uint8_t level, double pad) {
+  const int w = proj.width();
   for (std::size_t i = 0; i + 1 < points.size() && i + 1 < radii.size(); ++i) {
-    Vec3 a = points[i], b = points[i + 1];
-    if (!a.allFinite() || !b.allFinite()) continue;
-    const double da = proj.depth(a), db = proj.depth(b);
-    if (da < near && db < near) continue;
-    if (da < near) a += (near - da) / (db - da) * (b - a);
-    if (db < near) b += (near - db) / (da - db) * (a - b);
-    const ScreenPoint sa = proj.project(a), sb = proj.project(b);
-    double stretch = 1.0;
-    if (proj.camera().type == ProjectionType::Perspective) {
-      const Vec2 centre(0.5 * w, top + 0.5 * h);
-      const double f = 0.5 * h / std::tan(proj.camera().fov_deg * kPi / 360.0);
-      const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
-      stretch = 1.0 + std::min(off * off, 100.0);
-    }
-    const double half = std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter);
-    const double reach = stretch * half * 1.02 + pad;
-    if (!std::isfinite(reach) || !sa.pixel.allFinite() || !sb.pixel.allFinite()) continue;
-    const double x0 = std::max(0.0, std::floor(std::min(sa.pixel.x(), sb.pixel.x()) - reach));
-    const double x1 = std::min(w - 1.0, std::ceil(std::max(sa.pixel.x(), sb.pixel.x()) + reach));
-    const double y0 = std::max(0.0, std::floor(std::min(sa.pixel.y(), sb.pixel.y()) - top - reach));
-    const double y1 = std::min(h - 1.0, std::ceil(std::max(sa.pixel.y(), sb.pixel.y()) - top + reach));
-    if (x0 > x1 || y0 > y1) continue;
-    const Vec2 d = sb.pixel - sa.pixel;
-    const double len2 = d.squaredNorm();
-    for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
-      for (int x = static_cast<int>(x0); x <= static_cast<int>(x1); ++x) {
-        const Vec2 p(x + 0.5, y + top + 0.5);
-        const double u = len2 > 0.0 ? std::clamp((p - sa.pixel).dot(d) / len2, 0.0, 1.0) : 0.0;
-        if ((sa.pixel + u * d - p).squaredNorm() <= reach * reach) {
-          std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
-          m = std::max(m, level);
-        }
-      }
-    }
+    const ScreenSegment s = screen_segment(proj, points[i], points[i + 1], radii[i], radii[i + 1]);
+    if (!s.ok) continue;
+    for_each_capsule_pixel(proj, s.a, s.b, s.half + pad, [&](int x, int y, double) {
+      std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
+      m = std::max(m, level);
+    });
   }
 }
 
