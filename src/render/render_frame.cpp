@@ -93,11 +93,15 @@ struct PlaneDraw {
 
 // A rod segment as the coverage rays see it: its true tube [m], and its neighbours along the
 // rod (indices into FrameScene::segments; -1 at the rod's ends or beside a left-out segment).
+// Also what the candidate test of trace_ray reuses for every ray: e = b - a, |e|^2, rb - ra,
+// and the depths of a and along e.
 struct RodSegment {
   Vec3 a, b;
   double ra = 0.0, rb = 0.0;
   int rod = 0;
   int before = -1, after = -1;
+  Vec3 e = Vec3::Zero();
+  double e2 = 0.0, dr = 0.0, depth_a = 0.0, depth_e = 0.0;
 };
 
 // The columns of one row of the view a rod segment's coverage may reach: [x0, x1] where a
@@ -514,16 +518,27 @@ Sample trace_ray(const FrameScene& fs, const CameraRay& ray, const std::vector<R
   if (fs.rays.has_solids()) solid = fs.rays.intersect(ray.origin, ray.direction);
   const double limit = solid.hit() ? solid.distance : std::numeric_limits<double>::infinity();
   layers.clear();
+  const Vec3& o = ray.origin;
+  const Vec3& dir = ray.direction;
   for (const RowSpan& span : near) {
+    // pass_tube's closest approach in scalars: with w = o - a and u the axis parameter, the
+    // ray passes the axis point a + u e at s = u (d.e) - d.w, at a squared distance
+    // |w - u e|^2 - s^2. It meets the rod when that is under (radius + half a pixel)^2.
     const RodSegment& g = fs.segments[static_cast<std::size_t>(span.seg)];
-    const TubePass p = pass_segment(fs, span.seg, ray);
-    if (!(p.s > 0.0) || !(p.s < limit)) continue;
-    if (!(p.off.norm() - p.radius < 0.5 * proj.pixel_size_at(proj.depth(p.axis)))) continue;
+    const Vec3 w0 = o - g.a;
+    const double B = dir.dot(g.e), D = dir.dot(w0), E = g.e.dot(w0);
+    const double denom = g.e2 - B * B;
+    const double u = std::clamp(denom > 1e-12 * g.e2 && g.e2 > 0.0 ? (E - B * D) / denom : 0.0, 0.0, 1.0);
+    const double s = u * B - D;
+    if (!(s > 0.0) || !(s < limit)) continue;
+    const double off2 = w0.squaredNorm() - 2.0 * u * E + u * u * g.e2 - s * s;
+    const double reach = g.ra + u * g.dr + 0.5 * proj.pixel_size_at(g.depth_a + u * g.depth_e);
+    if (!(off2 < reach * reach)) continue;
     auto it = std::find_if(layers.begin(), layers.end(), [&](const Layer& l) { return l.rod == g.rod; });
     if (it == layers.end()) {
-      layers.push_back(Layer{p.s, g.rod, span.seg});
-    } else if (p.s < it->s) {
-      it->s = p.s;
+      layers.push_back(Layer{s, g.rod, span.seg});
+    } else if (s < it->s) {
+      it->s = s;
       it->seg = span.seg;
     }
   }
@@ -610,7 +625,8 @@ void list_rod_spans(FrameScene& fs, const Manifest& manifest, const Frame& frame
         continue;
       }
       const int seg = static_cast<int>(fs.segments.size());
-      fs.segments.push_back(RodSegment{a, b, radii[i], radii[i + 1], r, previous, -1});
+      fs.segments.push_back(RodSegment{a, b, radii[i], radii[i + 1], r, previous, -1, b - a, (b - a).squaredNorm(),
+                                       radii[i + 1] - radii[i], proj.depth(a), (b - a).dot(proj.forward())});
       if (previous >= 0) fs.segments[static_cast<std::size_t>(previous)].after = seg;
       previous = seg;
       // The coverage margin: half a pixel at the vertex's depth and a little.
