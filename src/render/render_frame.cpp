@@ -729,8 +729,9 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
     if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius}, kSupersampled, 0.75);
   if (fs.rays.empty()) return;
   // Rods darken a collider within ten radii of their surface (occlusion.hpp: beyond that
-  // they hide under a tenth of the sky).
-  fs.rays.commit(10.0 * fs.rays.max_occluder_radius());
+  // they hide under a tenth of the sky). Without colliders nothing asks, and the grid that
+  // finds the segments near a point is not built.
+  fs.rays.commit(fs.colliders.empty() ? 0.0 : 10.0 * fs.rays.max_occluder_radius());
 
   const WorldLights lights = world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
   const std::vector<Vec2> many = sample_offsets(std::max(1, opt.supersampling));
