@@ -255,8 +255,15 @@ void capsule_row(const Vec2& a, const Vec2& b, double reach, double py, int w, i
     return;
   }
   const double slack = 1e-6 * (1.0 + std::abs(lo) + std::abs(hi));
-  x0 = static_cast<int>(std::max(0.0, std::ceil(lo - slack - 0.5)));
-  x1 = static_cast<int>(std::min(w - 1.0, std::floor(hi + slack - 0.5)));
+  const double first = std::max(0.0, std::ceil(lo - slack - 0.5));
+  const double last = std::min(w - 1.0, std::floor(hi + slack - 0.5));
+  if (!(first <= last)) {  // also keeps far-off columns out of the int conversion
+    x0 = 0;
+    x1 = -1;
+    return;
+  }
+  x0 = static_cast<int>(first);
+  x1 = static_cast<int>(last);
 }
 
 // A tube segment [a, b] (radii ra, rb [m]) as the mask sees it on the screen: its projected
@@ -637,7 +644,8 @@ void list_rod_spans(FrameScene& fs, const Manifest& manifest, const Frame& frame
       const double centre = ss.half + 0.1, reach = ss.half + std::max(pad, 0.1);
       const double y0 = std::max(0.0, std::floor(std::min(ss.a.y(), ss.b.y()) - top - reach));
       const double y1 = std::min(h - 1.0, std::ceil(std::max(ss.a.y(), ss.b.y()) - top + reach));
-      for (int y = static_cast<int>(y0); y <= static_cast<int>(y1) && y0 <= y1; ++y) {
+      if (!(y0 <= y1)) continue;
+      for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
         RowSpan span;
         span.seg = seg;
         capsule_row(ss.a, ss.b, reach, y + top + 0.5, w, span.x0, span.x1);

@@ -86,7 +86,8 @@ class RayScene {
   /// The first surface along the ray (unit direction) beyond `t_near` [m], occluder tubes
   /// left out.
   SurfaceHit intersect(const Vec3& origin, const Vec3& direction, double t_near = 0.0) const;
-  /// True when `intersect` has something to hit.
+  /// True, once committed, when `intersect` has something to hit (a tube of add_tube, a
+  /// sphere or a triangle).
   bool has_solids() const;
   /// intersect for four rays at once from t = 0 (Embree's packet traversal: faster for
   /// neighbouring rays such as the samples of one pixel). Embree computes packets on another
