@@ -42,27 +42,6 @@ void check(const char* what) {
 bool fits(const Vec3& local) { return local.allFinite() && local.cwiseAbs().maxCoeff() < kMaxLocal; }
 
 
-// A ray of intersect_cover: Embree's context first, so the filter can reach the rest.
-struct CoverContext {
-  RTCIntersectContext base;
-  const int* prim_rod;  // flat primID -> rod index
-  const int* skip;      // rods already composited along this ray
-  int skip_count;
-};
-
-// Rejects hits on the rods already composited along the ray (intersect_cover): a ray that
-// goes on past a rod's partial coverage must not meet the same rod again (the same segment's
-// ribbon, or the overlapping end of the next one), which would count its coverage twice.
-void cover_filter(const RTCFilterFunctionNArguments* args) {
-  const auto* c = reinterpret_cast<const CoverContext*>(args->context);
-  for (unsigned i = 0; i < args->N; ++i) {
-    if (args->valid[i] == 0) continue;
-    const int rod = c->prim_rod[RTCHitN_primID(args->hit, args->N, i)];
-    for (int k = 0; k < c->skip_count; ++k)
-      if (c->skip[k] == rod) args->valid[i] = 0;
-  }
-}
-
 }  // namespace
 
 // Round or flat linear curves for Embree: float4 (x, y, z, radius) vertices, two per piece.
@@ -84,14 +63,11 @@ struct CurveSet {
 
 struct RayScene::Impl {
   RTCScene scene = nullptr;
-  CurveSet curves;  // every tube at its radius
-  // The coverage scene (intersect_cover): tubes with margins as flat (ray-facing) curves grown
-  // by them, the other tubes round as in `curves`.
-  RTCScene wide = nullptr;
-  CurveSet wide_round, flat;
-  // The shadow scene (occluded): the same flat curves at the true radii. Seen along a shadow
-  // ray, a ray-facing ribbon as wide as the tube is the tube's outline, which is all a shadow
-  // ray asks; it is cheaper to intersect than a round curve.
+  CurveSet curves;  // the tubes of add_tube, round at their radius
+  // The shadow scene (occluded): the same, and the occluder tubes as flat (ray-facing) curves
+  // at their true radii. Seen along a shadow ray, a ray-facing ribbon as wide as the tube is
+  // the tube's outline, which is all a shadow ray asks; it is cheaper to intersect than a
+  // round curve. Without occluder tubes it is `scene`.
   RTCScene shadow = nullptr;
   CurveSet flat_true;
   std::vector<float> sphere_vertices;
@@ -100,60 +76,62 @@ struct RayScene::Impl {
   std::vector<unsigned> mesh_indices;
   std::vector<int> mesh_object;  // primID -> collider
   bool committed = false;
-  RTCScene build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const;
+  RTCScene build(const CurveSet* flat_curves) const;
 };
 
 RayScene::RayScene(const Vec3& origin, double scale)
     : impl_(new Impl), origin_(origin), scale_(scale > 0.0 && std::isfinite(scale) ? scale : 1.0) {}
 
 RayScene::~RayScene() {
+  if (impl_->shadow && impl_->shadow != impl_->scene) rtcReleaseScene(impl_->shadow);
   if (impl_->scene) rtcReleaseScene(impl_->scene);
-  if (impl_->wide) rtcReleaseScene(impl_->wide);
-  if (impl_->shadow) rtcReleaseScene(impl_->shadow);
 }
 
+bool RayScene::has_solids() const { return impl_->scene != nullptr; }
+
 bool RayScene::empty() const {
-  return impl_->curves.indices.empty() && impl_->sphere_object.empty() && impl_->mesh_object.empty();
+  return impl_->curves.indices.empty() && impl_->flat_true.indices.empty() && impl_->sphere_object.empty() &&
+         impl_->mesh_object.empty();
 }
 
 void RayScene::add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
-                        const std::vector<double>& radii, bool occludes_contact, const std::vector<double>& margins) {
+                        const std::vector<double>& radii, bool occludes_contact) {
+  add_segments(kind, object, points, radii, occludes_contact, false);
+}
+
+void RayScene::add_occluder_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
+                                 const std::vector<double>& radii) {
+  add_segments(kind, object, points, radii, true, true);
+}
+
+void RayScene::add_segments(SurfaceKind kind, int object, const std::vector<Vec3>& points,
+                            const std::vector<double>& radii, bool occludes_contact, bool occluder_only) {
   Impl& m = *impl_;
   const std::size_t n = std::min(points.size(), radii.size());
-  const bool grown = !margins.empty();
-  const auto margin = [&](std::size_t i) { return i < margins.size() && margins[i] > 0.0 ? margins[i] / scale_ : 0.0; };
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const Vec3 a = (points[i] - origin_) / scale_, b = (points[i + 1] - origin_) / scale_;
     const double ra = radii[i] / scale_, rb = radii[i + 1] / scale_;
-    const double ma = margin(i), mb = margin(i + 1);
-    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb) ||
-        !std::isfinite(ma) || !std::isfinite(mb))
-      continue;
+    if (!fits(a) || !fits(b) || !(ra >= 0.0) || !(rb >= 0.0) || !std::isfinite(ra) || !std::isfinite(rb)) continue;
     const int seg = static_cast<int>(segments_.size());
     const int rod = kind == SurfaceKind::Rod ? object : -1;
-    // Each segment gets its own two vertices and no neighbour flags: a round linear segment is
-    // then a cone capped by the spheres of its end vertices, the tube's joints included, and a
-    // left-out segment never joins its neighbours.
-    // Long thin segments are cut into pieces no longer than a few radii: the BVH's boxes
-    // then hug the tube instead of enclosing a long diagonal box of empty space, which a
-    // dense brush would otherwise make every ray test many times over.
-    const double piece = kPieceRadii * std::max({ra, rb, 1e-12});
-    const int pieces = static_cast<int>(std::clamp(std::ceil((b - a).norm() / piece), 1.0, 64.0));
-    for (int k = 0; k < pieces; ++k) {
-      const double u0 = static_cast<double>(k) / pieces, u1 = static_cast<double>(k + 1) / pieces;
-      const Vec3 p0 = a + u0 * (b - a), p1 = a + u1 * (b - a);
-      const double r0 = ra + u0 * (rb - ra), r1 = ra + u1 * (rb - ra);
-      m.curves.add(p0, r0, p1, r1, seg, rod);
-      if (!grown) m.wide_round.add(p0, r0, p1, r1, seg, rod);
-    }
-    if (grown) {
-      // One ribbon per segment, its half width the grown radius, reaching as far past both
-      // ends, so the outer side of a bend (the true tube's round joint) is covered too; the
-      // renderer measures the coverage from the true segments.
-      const double wa = ra + ma, wb = rb + mb;
+    if (occluder_only) {
+      // One ray-facing ribbon per segment, reaching its radius past both ends, so the outer
+      // side of a bend (the true tube's round joint) casts its shadow too.
       const Vec3 dir = (b - a).norm() > 0.0 ? Vec3((b - a).normalized()) : Vec3(Vec3::UnitX());
-      m.flat.add(a - wa * dir, wa, b + wb * dir, wb, seg, rod);
       m.flat_true.add(a - ra * dir, ra, b + rb * dir, rb, seg, rod);
+    } else {
+      // Each segment gets its own two vertices and no neighbour flags: a round linear segment
+      // is then a cone capped by the spheres of its end vertices, the tube's joints included,
+      // and a left-out segment never joins its neighbours.
+      // Long thin segments are cut into pieces no longer than a few radii: the BVH's boxes
+      // then hug the tube instead of enclosing a long diagonal box of empty space, which a
+      // dense brush would otherwise make every ray test many times over.
+      const double piece = kPieceRadii * std::max({ra, rb, 1e-12});
+      const int pieces = static_cast<int>(std::clamp(std::ceil((b - a).norm() / piece), 1.0, 64.0));
+      for (int k = 0; k < pieces; ++k) {
+        const double u0 = static_cast<double>(k) / pieces, u1 = static_cast<double>(k + 1) / pieces;
+        m.curves.add(a + u0 * (b - a), ra + u0 * (rb - ra), a + u1 * (b - a), ra + u1 * (rb - ra), seg, rod);
+      }
     }
     segments_.push_back(Segment{kind, object, static_cast<int>(i), points[i], points[i + 1], radii[i], radii[i + 1],
                                 occludes_contact});
@@ -189,9 +167,13 @@ void RayScene::add_triangles(int object, const std::vector<Vec3>& vertices,
   }
 }
 
-// One Embree scene of every geometry, its curves' vertices `curves` (true or grown radii).
-RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curves, bool filtered) const {
+// One Embree scene of the round curves, spheres and triangles, and `flat_curves` when given;
+// nullptr when that is nothing.
+RTCScene RayScene::Impl::build(const CurveSet* flat_curves) const {
   const Impl& m = *this;
+  if (curves.indices.empty() && (!flat_curves || flat_curves->indices.empty()) && sphere_object.empty() &&
+      mesh_object.empty())
+    return nullptr;
   RTCDevice dev = device();
   RTCScene scene = rtcNewScene(dev);
   rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
@@ -199,7 +181,6 @@ RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curve
   const auto add_curves = [&](const CurveSet& set, RTCGeometryType type, unsigned id) {
     if (set.indices.empty()) return;
     RTCGeometry g = rtcNewGeometry(dev, type);
-    if (id == kFlat && filtered) rtcSetGeometryIntersectFilterFunction(g, &cover_filter);
     auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT4,
                                                           4 * sizeof(float), set.vertices.size() / 4));
     std::copy(set.vertices.begin(), set.vertices.end(), v);
@@ -210,7 +191,7 @@ RTCScene RayScene::Impl::build(const CurveSet& round, const CurveSet* flat_curve
     rtcAttachGeometryByID(scene, g, id);
     rtcReleaseGeometry(g);
   };
-  add_curves(round, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, kCurves);
+  add_curves(curves, RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, kCurves);
   if (flat_curves) add_curves(*flat_curves, RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, kFlat);
   if (!m.sphere_object.empty()) {
     RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_SPHERE_POINT);
@@ -248,12 +229,8 @@ void RayScene::commit(double contact_reach) {
   Impl& m = *impl_;
   if (m.committed) return;
   m.committed = true;
-  m.scene = m.build(m.curves, nullptr, false);
-  // The coverage scene only when some tube has a margin.
-  if (!m.flat.indices.empty()) {
-    m.wide = m.build(m.wide_round, &m.flat, true);
-    m.shadow = m.build(m.wide_round, &m.flat_true, false);
-  }
+  m.scene = m.build(nullptr);
+  m.shadow = m.flat_true.indices.empty() ? m.scene : m.build(&m.flat_true);
 
   // The contact-shadow grid, in metres: cells twice the reach, each segment listed in every
   // cell its box (grown by the reach) meets, unless that is very many cells (a long segment:
@@ -313,29 +290,11 @@ SurfaceHit RayScene::intersect(const Vec3& origin, const Vec3& direction, double
   RTCRayHit rh = unbounded_ray(o, direction, t_near / scale_);
   rtcIntersect1(m.scene, &context, &rh);
   return make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
-                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), false);
-}
-
-SurfaceHit RayScene::intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
-                                    int skip_count) const {
-  const Impl& m = *impl_;
-  if (!m.wide) return intersect(origin, direction, t_near);
-  const Vec3 o = (origin - origin_) / scale_;
-  if (!fits(o)) return {};
-  CoverContext context;
-  rtcInitIntersectContext(&context.base);
-  context.prim_rod = m.flat.rod.data();
-  context.skip = skip_rods;
-  context.skip_count = skip_count;
-  RTCRayHit rh = unbounded_ray(o, direction, t_near / scale_);
-  rtcIntersect1(m.wide, &context.base, &rh);
-  SurfaceHit out = make_hit(origin, direction, rh.hit.geomID, rh.hit.primID, rh.ray.tfar,
-                            Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z), true);
-  return out;
+                  Vec3(rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z));
 }
 
 SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                              const Vec3& ng, bool wide) const {
+                              const Vec3& ng) const {
   SurfaceHit out;
   const Impl& m = *impl_;
   if (geom == RTC_INVALID_GEOMETRY_ID) return out;
@@ -344,9 +303,8 @@ SurfaceHit RayScene::make_hit(const Vec3& origin, const Vec3& direction, unsigne
   Vec3 n = ng.norm() > 0.0 ? Vec3(ng.normalized()) : Vec3(-direction);
   if (n.dot(direction) > 0.0) n = -n;
   out.normal = n;
-  if (geom == kCurves || geom == kFlat) {
-    const CurveSet& set = geom == kFlat ? m.flat : wide ? m.wide_round : m.curves;
-    const std::size_t id = static_cast<std::size_t>(set.segment[prim]);
+  if (geom == kCurves) {
+    const std::size_t id = static_cast<std::size_t>(m.curves.segment[prim]);
     const Segment& seg = segments_[id];
     out.kind = seg.kind;
     out.object = seg.object;
@@ -417,14 +375,14 @@ std::array<SurfaceHit, 4> RayScene::intersect4(const std::array<Vec3, 4>& origin
     if (!valid[i]) continue;
     out[static_cast<std::size_t>(i)] =
         make_hit(origins[static_cast<std::size_t>(i)], directions[static_cast<std::size_t>(i)], rh.hit.geomID[i],
-                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]), false);
+                 rh.hit.primID[i], rh.ray.tfar[i], Vec3(rh.hit.Ng_x[i], rh.hit.Ng_y[i], rh.hit.Ng_z[i]));
   }
   return out;
 }
 
 bool RayScene::occluded(const Vec3& origin, const Vec3& direction, double t_near, double t_far) const {
   const Impl& m = *impl_;
-  if (!m.scene) return false;
+  if (!m.shadow) return false;
   const Vec3 o = (origin - origin_) / scale_;
   if (!fits(o)) return false;
   RTCIntersectContext context;
@@ -441,7 +399,7 @@ bool RayScene::occluded(const Vec3& origin, const Vec3& direction, double t_near
   ray.mask = 0xffffffffu;
   ray.time = 0.0f;
   ray.flags = 0;
-  rtcOccluded1(m.shadow ? m.shadow : m.scene, &context, &ray);
+  rtcOccluded1(m.shadow, &context, &ray);
   return ray.tfar < 0.0f;  // Embree marks an occluded ray with tfar = -inf
 }
 

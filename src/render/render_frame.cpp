@@ -91,10 +91,39 @@ struct PlaneDraw {
   bool edge_on = false;  // drawn as a slab face (2D scenes)
 };
 
+// A rod segment as the coverage rays see it: its true tube [m], and its neighbours along the
+// rod (indices into FrameScene::segments; -1 at the rod's ends or beside a left-out segment).
+// Also what the candidate test of trace_ray reuses for every ray: e = b - a, |e|^2, rb - ra,
+// and the depths of a and along e.
+struct RodSegment {
+  Vec3 a, b;
+  double ra = 0.0, rb = 0.0;
+  int rod = 0;
+  int before = -1, after = -1;
+  Vec3 e = Vec3::Zero();
+  double e2 = 0.0, dr = 0.0, depth_a = 0.0, depth_e = 0.0;
+};
+
+// The columns of one row of the view a rod segment's coverage may reach: [x0, x1] where a
+// sample anywhere in the pixel may meet it, [c0, c1] (inside, possibly empty) where the ray
+// through the pixel's centre may.
+struct RowSpan {
+  int x0 = 0, x1 = -1, c0 = 0, c1 = -1;
+  int seg = 0;
+};
+
+// Every row's spans, sorted by x0: row y's are spans[row_start[y] .. row_start[y + 1]).
+struct SpanTable {
+  std::vector<std::size_t> row_start;
+  std::vector<RowSpan> spans;
+};
+
 // Everything a sample needs.
 struct FrameScene {
   explicit FrameScene(const Vec3& origin, double scale) : rays(origin, scale) {}
   RayScene rays;
+  std::vector<RodSegment> segments;  // the rods' segments
+  SpanTable spans;                   // where each may be seen
   std::vector<Color> rod_colors;
   std::vector<Collider> colliders;
   std::vector<PlaneDraw> planes;  // per collider (used for planes)
@@ -181,55 +210,142 @@ void add_colliders(FrameScene& fs, const Projector& proj) {
   }
 }
 
-// The mask of pixels a tube may cover, marked `level` unless higher already: its projected segments, as wide as the projected
-// radius grown by the perspective stretch of a sphere's outline off the axis (1 + tan^2 of the
-// angle from the view axis, bounding the ellipse's long axis), plus the farthest sample's
-// distance from the pixel centre (`pad`: 0.75 px covers the rotated grid's 0.53 and a margin).
-void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
-               const std::vector<double>& radii, std::uint8_t level, double pad) {
+// The pixels of row y (centre py) whose centres may lie within `reach` of the screen segment
+// [a, b]: the capsule around it meets the row's line in one interval (it is convex), the
+// union of what its two end discs and its straight band cut from the line. Returns the
+// pixel columns [x0, x1] (x0 > x1 when none), grown by a hair so a centre on the boundary is
+// never lost to rounding: callers test each pixel exactly.
+void capsule_row(const Vec2& a, const Vec2& b, double reach, double py, int w, int& x0, int& x1) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Vec2* c : {&a, &b}) {
+    const double dy = py - c->y();
+    if (std::abs(dy) <= reach) {
+      const double half = std::sqrt(reach * reach - dy * dy);
+      lo = std::min(lo, c->x() - half);
+      hi = std::max(hi, c->x() + half);
+    }
+  }
+  const Vec2 d = b - a;
+  const double len2 = d.squaredNorm();
+  if (len2 > 0.0) {
+    // The band: 0 <= (p - a).d <= |d|^2 and |(p - a) x d| <= reach |d|, each linear in x.
+    double blo = -std::numeric_limits<double>::infinity(), bhi = -blo;
+    bool empty = false;
+    const auto limit = [&](double k, double c_lo, double c_hi) {  // k (x - a.x) in [c_lo, c_hi]
+      if (k == 0.0) {
+        if (!(c_lo <= 0.0 && 0.0 <= c_hi)) empty = true;
+        return;
+      }
+      const double u = a.x() + c_lo / k, v = a.x() + c_hi / k;
+      blo = std::max(blo, std::min(u, v));
+      bhi = std::min(bhi, std::max(u, v));
+    };
+    const double ry = py - a.y();
+    limit(d.x(), -ry * d.y(), len2 - ry * d.y());
+    const double band = reach * std::sqrt(len2);
+    limit(d.y(), ry * d.x() - band, ry * d.x() + band);
+    if (!empty && blo <= bhi) {
+      lo = std::min(lo, blo);
+      hi = std::max(hi, bhi);
+    }
+  }
+  if (!(lo <= hi)) {
+    x0 = 0;
+    x1 = -1;
+    return;
+  }
+  const double slack = 1e-6 * (1.0 + std::abs(lo) + std::abs(hi));
+  const double first = std::max(0.0, std::ceil(lo - slack - 0.5));
+  const double last = std::min(w - 1.0, std::floor(hi + slack - 0.5));
+  if (!(first <= last)) {  // also keeps far-off columns out of the int conversion
+    x0 = 0;
+    x1 = -1;
+    return;
+  }
+  x0 = static_cast<int>(first);
+  x1 = static_cast<int>(last);
+}
+
+// A tube segment [a, b] (radii ra, rb [m]) as the mask sees it on the screen: its projected
+// axis, and the projected radius grown by the perspective stretch of a sphere's outline off
+// the axis (1 + tan^2 of the angle from the view axis, bounding the ellipse's long axis) and
+// 2%. `ok` is false when the segment lies behind the eye or does not project to finite pixels.
+struct ScreenSegment {
+  Vec2 a = Vec2::Zero(), b = Vec2::Zero();
+  double half = 0.0;
+  bool ok = false;
+};
+
+ScreenSegment screen_segment(const Projector& proj, Vec3 a, Vec3 b, double ra, double rb) {
+  ScreenSegment out;
   const int w = proj.width(), h = proj.height(), top = proj.top();
   const double near = proj.near_depth() * 1.0001;
-  for (std::size_t i = 0; i + 1 < points.size() && i + 1 < radii.size(); ++i) {
-    Vec3 a = points[i], b = points[i + 1];
-    if (!a.allFinite() || !b.allFinite()) continue;
-    const double da = proj.depth(a), db = proj.depth(b);
-    if (da < near && db < near) continue;
-    if (da < near) a += (near - da) / (db - da) * (b - a);
-    if (db < near) b += (near - db) / (da - db) * (a - b);
-    const ScreenPoint sa = proj.project(a), sb = proj.project(b);
-    double stretch = 1.0;
-    if (proj.camera().type == ProjectionType::Perspective) {
-      const Vec2 centre(0.5 * w, top + 0.5 * h);
-      const double f = 0.5 * h / std::tan(proj.camera().fov_deg * kPi / 360.0);
-      const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
-      stretch = 1.0 + std::min(off * off, 100.0);
-    }
-    const double half = std::max(radii[i] * sa.pixels_per_meter, radii[i + 1] * sb.pixels_per_meter);
-    const double reach = stretch * half * 1.02 + pad;
-    if (!std::isfinite(reach) || !sa.pixel.allFinite() || !sb.pixel.allFinite()) continue;
-    const double x0 = std::max(0.0, std::floor(std::min(sa.pixel.x(), sb.pixel.x()) - reach));
-    const double x1 = std::min(w - 1.0, std::ceil(std::max(sa.pixel.x(), sb.pixel.x()) + reach));
-    const double y0 = std::max(0.0, std::floor(std::min(sa.pixel.y(), sb.pixel.y()) - top - reach));
-    const double y1 = std::min(h - 1.0, std::ceil(std::max(sa.pixel.y(), sb.pixel.y()) - top + reach));
-    if (x0 > x1 || y0 > y1) continue;
-    const Vec2 d = sb.pixel - sa.pixel;
-    const double len2 = d.squaredNorm();
-    for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
-      for (int x = static_cast<int>(x0); x <= static_cast<int>(x1); ++x) {
-        const Vec2 p(x + 0.5, y + top + 0.5);
-        const double u = len2 > 0.0 ? std::clamp((p - sa.pixel).dot(d) / len2, 0.0, 1.0) : 0.0;
-        if ((sa.pixel + u * d - p).squaredNorm() <= reach * reach) {
-          std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
-          m = std::max(m, level);
-        }
-      }
+  if (!a.allFinite() || !b.allFinite()) return out;
+  const double da = proj.depth(a), db = proj.depth(b);
+  if (da < near && db < near) return out;
+  if (da < near) a += (near - da) / (db - da) * (b - a);
+  if (db < near) b += (near - db) / (da - db) * (a - b);
+  const ScreenPoint sa = proj.project(a), sb = proj.project(b);
+  double stretch = 1.0;
+  if (proj.camera().type == ProjectionType::Perspective) {
+    const Vec2 centre(0.5 * w, top + 0.5 * h);
+    const double f = 0.5 * h / std::tan(proj.camera().fov_deg * kPi / 360.0);
+    const double off = std::max((sa.pixel - centre).norm(), (sb.pixel - centre).norm()) / f;
+    stretch = 1.0 + std::min(off * off, 100.0);
+  }
+  out.half = stretch * std::max(ra * sa.pixels_per_meter, rb * sb.pixels_per_meter) * 1.02;
+  out.a = sa.pixel;
+  out.b = sb.pixel;
+  out.ok = std::isfinite(out.half) && sa.pixel.allFinite() && sb.pixel.allFinite();
+  return out;
+}
+
+// Calls visit(x, y, d2) for every pixel of the view whose centre lies within `reach` of the
+// screen segment [a, b] (image coordinates), d2 its squared distance [px^2]. Row by row over
+// the capsule's exact span, rather than every pixel of its bounding box (a long diagonal
+// segment's box is mostly empty).
+template <typename Visit>
+void for_each_capsule_pixel(const Projector& proj, const Vec2& a, const Vec2& b, double reach, Visit&& visit) {
+  const int w = proj.width(), h = proj.height(), top = proj.top();
+  if (!std::isfinite(reach)) return;
+  const double y0 = std::max(0.0, std::floor(std::min(a.y(), b.y()) - top - reach));
+  const double y1 = std::min(h - 1.0, std::ceil(std::max(a.y(), b.y()) - top + reach));
+  if (y0 > y1) return;
+  const Vec2 d = b - a;
+  const double len2 = d.squaredNorm();
+  for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
+    const double py = y + top + 0.5;
+    int x0 = 0, x1 = -1;
+    capsule_row(a, b, reach, py, w, x0, x1);
+    for (int x = x0; x <= x1; ++x) {
+      const Vec2 p(x + 0.5, py);
+      const double u = len2 > 0.0 ? std::clamp((p - a).dot(d) / len2, 0.0, 1.0) : 0.0;
+      const double d2 = (a + u * d - p).squaredNorm();
+      if (d2 <= reach * reach) visit(x, y, d2);
     }
   }
 }
 
+// The mask of pixels a tube may cover, marked `level` unless higher already: its projected
+// segments (screen_segment) grown by the farthest sample's distance from the pixel centre
+// (`pad`: 0.75 px covers the rotated grid's 0.53 and a margin).
+void mark_tube(std::vector<std::uint8_t>& mask, const Projector& proj, const std::vector<Vec3>& points,
+               const std::vector<double>& radii, std::uint8_t level, double pad) {
+  const int w = proj.width();
+  for (std::size_t i = 0; i + 1 < points.size() && i + 1 < radii.size(); ++i) {
+    const ScreenSegment s = screen_segment(proj, points[i], points[i + 1], radii[i], radii[i + 1]);
+    if (!s.ok) continue;
+    for_each_capsule_pixel(proj, s.a, s.b, s.half + pad, [&](int x, int y, double) {
+      std::uint8_t& m = mask[static_cast<std::size_t>(y) * w + x];
+      m = std::max(m, level);
+    });
+  }
+}
+
 // What the mask asks of a pixel: nothing (0: background, or one ray when there are solids),
-// one coverage ray through its centre (only rods may cover it), or supersampling (a brush part
-// or capsule may: their edges are antialiased by the samples).
+// one coverage ray through its centre (only rods may cover it: set while drawing, from the
+// spans of list_rod_spans), or supersampling (a brush part or capsule may: their edges are
+// antialiased by the samples).
 constexpr std::uint8_t kCoverage = 1, kSupersampled = 2;
 
 // The colour of one sample and what it shows (for the edge test): kind, object, shadowed.
@@ -308,15 +424,6 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
   return out;
 }
 
-// A rod as one ray through a pixel's centre sees it (the coverage rays of the design note in
-// render_frame.hpp): the share `coverage` of the pixel's width that the true tube covers, and
-// the surface point and normal at the middle of the covered part. `hit` is on the tube grown by
-// its margin. Across the tube the pixel is a box one pixel wide at the depth of the axis, so a
-// tube R px in radius whose axis passes d px from the centre covers the overlap of [-R, R] and
-// [d - 1/2, d + 1/2]: a fibre of 0.2 px covers 0.2 of each pixel it crosses, a wide one 1 in its
-// interior, and a pixel at its edge what lies inside. This is the hair renderers' "thin curves
-// widened to a footprint, made transparent by their true share of it"; the shade is that of
-// the true tube (Kajiya-Kay on its normal at that point).
 // Where the ray o + s d (unit d) passes a straight tube from a (radius ra) to b (rb): the axis
 // point nearest the ray, the ray's offset from it, the radius there and the ray's s.
 struct TubePass {
@@ -338,29 +445,44 @@ TubePass pass_tube(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec
   return p;
 }
 
-SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& dir, const Projector& proj,
-                        double& coverage) {
+TubePass pass_segment(const FrameScene& fs, int seg, const CameraRay& ray) {
+  const RodSegment& g = fs.segments[static_cast<std::size_t>(seg)];
+  return pass_tube(ray.origin, ray.direction, g.a, g.b, g.ra, g.rb);
+}
+
+// A rod as one ray through a pixel's centre sees it (the coverage rays of the design note in
+// render_frame.hpp): the share `coverage` of the pixel's width that the true tube covers, and
+// the surface point and normal at the middle of the covered part. `seg` is the rod's segment
+// nearest the eye among those the ray passes within their reach. Across the tube the pixel
+// is a box one pixel wide at the depth of the axis, so a tube R px in radius whose axis passes
+// d px from the centre covers the overlap of [-R, R] and [d - 1/2, d + 1/2]: a fibre of 0.2 px
+// covers 0.2 of each pixel it crosses, a wide one 1 in its interior, and a pixel at its edge
+// what lies inside. This is the hair renderers' "thin curves widened to a footprint, made
+// transparent by their true share of it"; the shade is that of the true tube (Kajiya-Kay on
+// its normal at that point).
+SurfaceHit rod_hit(const FrameScene& fs, int seg, const CameraRay& ray, const Projector& proj, double& coverage) {
   coverage = 0.0;
-  // The segment hit and its neighbours (at a joint the ray may pass nearer the next one, and
-  // the pixel sees the joint's round side): the one the ray passes closest to its surface.
-  TubePass best = pass_tube(origin, dir, hit.axis_a, hit.axis_b, hit.radius_a, hit.radius_b);
-  for (const TubePass& p : {pass_tube(origin, dir, hit.axis_before, hit.axis_a, hit.radius_before, hit.radius_a),
-                            pass_tube(origin, dir, hit.axis_b, hit.axis_after, hit.radius_b, hit.radius_after)}) {
+  const Vec3& dir = ray.direction;
+  // The segment and its neighbours (at a joint the ray may pass nearer the next one, and the
+  // pixel sees the joint's round side): the one the ray passes closest to its surface.
+  const RodSegment& g = fs.segments[static_cast<std::size_t>(seg)];
+  TubePass best = pass_segment(fs, seg, ray);
+  for (const int n : {g.before, g.after}) {
+    if (n < 0) continue;
+    const TubePass p = pass_segment(fs, n, ray);
     if (p.off.norm() - p.radius < best.off.norm() - best.radius) best = p;
   }
   const Vec3& axis = best.axis;
   const Vec3& off = best.off;
-  const double r = best.radius, s = best.s;
+  const double r = best.radius;
   const double pixel = proj.pixel_size_at(proj.depth(axis));
-  SurfaceHit out = hit;
+  SurfaceHit out;
   if (!(r > 0.0) || !(pixel > 0.0) || !std::isfinite(pixel)) return out;
   const double R = r / pixel, d = off.norm() / pixel;
   const double lo = std::max(-R, d - 0.5), hi = std::min(R, d + 0.5);
-  coverage = std::clamp(hi - lo, 0.0, 1.0);
   // The normal of the true tube at the covered part's middle: sideways by sin = m / R, the rest
   // towards the eye.
   const Vec3& t = best.tangent;
-  out.tangent = t;
   Vec3 side = off - off.dot(t) * t;
   if (side.norm() < 1e-12 * r) side = t.cross(dir);
   Vec3 view = -dir - (-dir).dot(t) * t;
@@ -368,10 +490,14 @@ SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& d
   side.normalize();
   view.normalize();
   const double sine = std::clamp(0.5 * (lo + hi) / R, -1.0, 1.0);
+  out.kind = SurfaceKind::Rod;
+  out.object = g.rod;
+  out.tangent = t;
   out.normal = (sine * side + std::sqrt(1.0 - sine * sine) * view).normalized();
   out.point = axis + r * out.normal;
   out.radius = r;
-  out.distance = s;
+  out.distance = best.s;
+  coverage = std::clamp(hi - lo, 0.0, 1.0);
   return out;
 }
 
@@ -379,42 +505,76 @@ SurfaceHit true_rod_hit(const SurfaceHit& hit, const Vec3& origin, const Vec3& d
 // demo 0.03% of the coverage rays get that far, counted over 30 frames).
 constexpr int kMaxLayers = 8;
 
-// The colour one ray sees, front to back: a rod that covers a share c of the pixel adds c of
-// its colour and lets 1 - c through, and the ray goes on past it (skipping that rod, so its far
-// side and the next segment's cap are not counted again); anything else, and the background,
-// is opaque. The key (for the edge test) is that of the first surface.
-Sample trace_ray(const FrameScene& fs, const CameraRay& ray, const Projector& proj, const WorldLights& lights,
-                 const RenderOptions& opt) {
+// A rod a ray passes within its coverage reach: at its segment nearest the eye, at s.
+struct Layer {
+  double s = 0.0;
+  int rod = 0, seg = 0;
+};
+
+// The colour one ray sees, front to back. The rods come from `near` (the spans of the ray's
+// pixel, RowSpan): each rod whose true tube passes within half a pixel of the ray, at its
+// segment nearest the eye, is a layer; a rod that covers a share c of the pixel adds c of its
+// colour and lets 1 - c through, and the ray goes on past it (a rod is counted once, so its far
+// side and the next segment's cap are not counted again). The first solid surface (anything
+// but rods, found by Embree), and the background, are opaque. The key (for the edge test) is
+// that of the first surface. `layers` is scratch space.
+Sample trace_ray(const FrameScene& fs, const CameraRay& ray, const std::vector<RowSpan>& near,
+                 const Projector& proj, const WorldLights& lights, const RenderOptions& opt,
+                 std::vector<Layer>& layers) {
+  SurfaceHit solid;
+  if (fs.rays.has_solids()) solid = fs.rays.intersect(ray.origin, ray.direction);
+  const double limit = solid.hit() ? solid.distance : std::numeric_limits<double>::infinity();
+  layers.clear();
+  const Vec3& o = ray.origin;
+  const Vec3& dir = ray.direction;
+  for (const RowSpan& span : near) {
+    // pass_tube's closest approach in scalars: with w = o - a and u the axis parameter, the
+    // ray passes the axis point a + u e at s = u (d.e) - d.w, at a squared distance
+    // |w - u e|^2 - s^2. It meets the rod when that is under (radius + half a pixel)^2.
+    const RodSegment& g = fs.segments[static_cast<std::size_t>(span.seg)];
+    const Vec3 w0 = o - g.a;
+    const double B = dir.dot(g.e), D = dir.dot(w0), E = g.e.dot(w0);
+    const double denom = g.e2 - B * B;
+    const double u = std::clamp(denom > 1e-12 * g.e2 && g.e2 > 0.0 ? (E - B * D) / denom : 0.0, 0.0, 1.0);
+    const double s = u * B - D;
+    if (!(s > 0.0) || !(s < limit)) continue;
+    const double off2 = w0.squaredNorm() - 2.0 * u * E + u * u * g.e2 - s * s;
+    const double reach = g.ra + u * g.dr + 0.5 * proj.pixel_size_at(g.depth_a + u * g.depth_e);
+    if (!(off2 < reach * reach)) continue;
+    auto it = std::find_if(layers.begin(), layers.end(), [&](const Layer& l) { return l.rod == g.rod; });
+    if (it == layers.end()) {
+      layers.push_back(Layer{s, g.rod, span.seg});
+    } else if (s < it->s) {
+      it->s = s;
+      it->seg = span.seg;
+    }
+  }
+  std::sort(layers.begin(), layers.end(),
+            [](const Layer& a, const Layer& b) { return a.s < b.s || (a.s == b.s && a.rod < b.rod); });
+
   Sample out;
   double r = 0.0, g = 0.0, b = 0.0, through = 1.0;
-  std::array<int, kMaxLayers> skip{};
-  int skipped = 0;
-  double t = 0.0;
-  for (int layer = 0; layer < kMaxLayers && through > 0.0; ++layer) {
-    const SurfaceHit hit = fs.rays.intersect_cover(ray.origin, ray.direction, t, skip.data(), skipped);
-    double share = 1.0;
-    Sample s;
-    if (hit.kind == SurfaceKind::Rod) {
-      const SurfaceHit rod = true_rod_hit(hit, ray.origin, ray.direction, proj, share);
-      if (share > 0.0) s = shade_hit(fs, rod, ray.direction, proj, lights, opt);
-      skip[static_cast<std::size_t>(skipped++)] = hit.object;
-      t = hit.distance;
-      if (layer + 1 == kMaxLayers && share > 0.0) share = 1.0;
-    } else {
-      s = shade_hit(fs, hit, ray.direction, proj, lights, opt);
-    }
+  int layer = 0;
+  for (const Layer& l : layers) {
+    if (layer == kMaxLayers || !(through > 0.0)) break;
+    double share = 0.0;
+    const SurfaceHit hit = rod_hit(fs, l.seg, ray, proj, share);
+    if (!(share > 0.0)) continue;
+    if (layer + 1 == kMaxLayers) share = 1.0;
+    const Sample s = shade_hit(fs, hit, ray.direction, proj, lights, opt);
     if (layer == 0) out.key = s.key;
-    if (share <= 0.0) continue;
     r += through * share * s.color.r;
     g += through * share * s.color.g;
     b += through * share * s.color.b;
     through *= 1.0 - share;
-    if (hit.kind != SurfaceKind::Rod) break;
+    ++layer;
   }
   if (through > 0.0) {
-    r += through * opt.background.r;
-    g += through * opt.background.g;
-    b += through * opt.background.b;
+    const Sample s = shade_hit(fs, solid, ray.direction, proj, lights, opt);  // the background when no hit
+    if (layer == 0) out.key = s.key;
+    r += through * s.color.r;
+    g += through * s.color.g;
+    b += through * s.color.b;
   }
   out.color = Color{r, g, b};
   return out;
@@ -434,10 +594,11 @@ std::vector<Vec2> sample_offsets(int n) {
 
 // The mean colour of a pixel's samples (each a trace_ray).
 Color average(const FrameScene& fs, const Projector& proj, int x, int y, const std::vector<Vec2>& offsets,
-              const WorldLights& lights, const RenderOptions& opt) {
+              const std::vector<RowSpan>& near, const WorldLights& lights, const RenderOptions& opt,
+              std::vector<Layer>& layers) {
   double r = 0.0, g = 0.0, b = 0.0;
   for (const Vec2& o : offsets) {
-    const Color c = trace_ray(fs, proj.ray(x + o.x(), proj.top() + y + o.y()), proj, lights, opt).color;
+    const Color c = trace_ray(fs, proj.ray(x + o.x(), proj.top() + y + o.y()), near, proj, lights, opt, layers).color;
     r += c.r;
     g += c.g;
     b += c.b;
@@ -445,6 +606,104 @@ Color average(const FrameScene& fs, const Projector& proj, int x, int y, const s
   const double k = 1.0 / static_cast<double>(offsets.size());
   return Color{r * k, g * k, b * k};
 }
+
+// Adds the rods' segments to fs.segments and lists, row by row, the columns where each may be
+// seen (fs.spans): the screen capsule of its tube grown by the coverage margin (half a pixel at
+// its depth, and 1%), plus 0.1 px for the centre ray, or plus `pad` for any sample in the pixel.
+// This rasterisation of a thousand segments replaces a ray per coverage layer: a pixel's rods
+// are found among the spans covering it.
+void list_rod_spans(FrameScene& fs, const Manifest& manifest, const Frame& frame, const Projector& proj,
+                    const RenderOptions& opt, double pad) {
+  const int w = proj.width(), h = proj.height(), top = proj.top();
+  std::vector<std::pair<int, RowSpan>> raw;  // (row, span)
+  const int rod_count = static_cast<int>(frame.rods.size());
+  for (int r = 0; r < rod_count; ++r) {
+    const RodFrame& rod = frame.rods[static_cast<std::size_t>(r)];
+    const std::vector<double> radii =
+        widened_radii(rod.positions, manifest.rods[static_cast<std::size_t>(r)].radius, proj, opt);
+    fs.rays.add_occluder_tube(SurfaceKind::Rod, r, rod.positions, radii);
+    int previous = -1;  // the rod's segment before, when kept
+    for (std::size_t i = 0; i + 1 < rod.positions.size() && i + 1 < radii.size(); ++i) {
+      const Vec3& a = rod.positions[i];
+      const Vec3& b = rod.positions[i + 1];
+      if (!a.allFinite() || !b.allFinite() || !(radii[i] >= 0.0) || !(radii[i + 1] >= 0.0) ||
+          !std::isfinite(radii[i]) || !std::isfinite(radii[i + 1])) {
+        previous = -1;
+        continue;
+      }
+      const int seg = static_cast<int>(fs.segments.size());
+      fs.segments.push_back(RodSegment{a, b, radii[i], radii[i + 1], r, previous, -1, b - a, (b - a).squaredNorm(),
+                                       radii[i + 1] - radii[i], proj.depth(a), (b - a).dot(proj.forward())});
+      if (previous >= 0) fs.segments[static_cast<std::size_t>(previous)].after = seg;
+      previous = seg;
+      // The coverage margin: half a pixel at the vertex's depth and a little.
+      const double ga = radii[i] + 0.505 * proj.pixel_size_at(proj.depth(a));
+      const double gb = radii[i + 1] + 0.505 * proj.pixel_size_at(proj.depth(b));
+      const ScreenSegment ss = screen_segment(proj, a, b, ga, gb);
+      if (!ss.ok) continue;
+      const double centre = ss.half + 0.1, reach = ss.half + std::max(pad, 0.1);
+      const double y0 = std::max(0.0, std::floor(std::min(ss.a.y(), ss.b.y()) - top - reach));
+      const double y1 = std::min(h - 1.0, std::ceil(std::max(ss.a.y(), ss.b.y()) - top + reach));
+      if (!(y0 <= y1)) continue;
+      for (int y = static_cast<int>(y0); y <= static_cast<int>(y1); ++y) {
+        RowSpan span;
+        span.seg = seg;
+        capsule_row(ss.a, ss.b, reach, y + top + 0.5, w, span.x0, span.x1);
+        if (span.x0 > span.x1) continue;
+        capsule_row(ss.a, ss.b, centre, y + top + 0.5, w, span.c0, span.c1);
+        raw.emplace_back(y, span);
+      }
+    }
+  }
+  // By row (a counting sort), then by first column.
+  SpanTable& t = fs.spans;
+  t.row_start.assign(static_cast<std::size_t>(h) + 1, 0);
+  for (const auto& e : raw) ++t.row_start[static_cast<std::size_t>(e.first) + 1];
+  for (int y = 0; y < h; ++y) t.row_start[static_cast<std::size_t>(y) + 1] += t.row_start[static_cast<std::size_t>(y)];
+  t.spans.resize(raw.size());
+  std::vector<std::size_t> fill(t.row_start.begin(), t.row_start.end() - 1);
+  for (const auto& e : raw) t.spans[fill[static_cast<std::size_t>(e.first)]++] = e.second;
+  for (int y = 0; y < h; ++y) {
+    std::sort(t.spans.begin() + static_cast<std::ptrdiff_t>(t.row_start[static_cast<std::size_t>(y)]),
+              t.spans.begin() + static_cast<std::ptrdiff_t>(t.row_start[static_cast<std::size_t>(y) + 1]),
+              [](const RowSpan& a, const RowSpan& b) { return a.x0 < b.x0 || (a.x0 == b.x0 && a.seg < b.seg); });
+  }
+}
+
+// Walks one row of the span table left to right, keeping the spans that cover the column.
+class RowSweep {
+ public:
+  explicit RowSweep(const SpanTable& table) : table_(table) {}
+  void start(int y) {
+    next_ = table_.row_start[static_cast<std::size_t>(y)];
+    end_ = table_.row_start[static_cast<std::size_t>(y) + 1];
+    active_.clear();
+  }
+  // Moves to column x (never left of the last one).
+  void advance(int x) {
+    std::size_t k = 0;
+    for (const RowSpan& s : active_)
+      if (s.x1 >= x) active_[k++] = s;
+    active_.resize(k);
+    for (; next_ < end_ && table_.spans[next_].x0 <= x; ++next_)
+      if (table_.spans[next_].x1 >= x) active_.push_back(table_.spans[next_]);
+  }
+  // The spans covering the column.
+  const std::vector<RowSpan>& near() const { return active_; }
+  // Whether a ray through the column's centre may meet a rod.
+  bool centre_covered(int x) const {
+    for (const RowSpan& s : active_)
+      if (s.c0 <= x && x <= s.c1) return true;
+    return false;
+  }
+  // The first column right of the current one where a span starts, when none is active.
+  int next_start() const { return next_ < end_ ? table_.spans[next_].x0 : std::numeric_limits<int>::max(); }
+
+ private:
+  const SpanTable& table_;
+  std::size_t next_ = 0, end_ = 0;
+  std::vector<RowSpan> active_;
+};
 
 // Traces the picture (below the band) into `pixels` (W x view height, row-major).
 void trace(const Manifest& manifest, const Frame& frame, const std::vector<Collider>& colliders,
@@ -460,65 +719,67 @@ void trace(const Manifest& manifest, const Frame& frame, const std::vector<Colli
   fs.bias = 1e-5 * (extent > 0.0 && std::isfinite(extent) ? extent : 1.0);
   std::vector<std::uint8_t> mask(pixels.size(), 0);
 
-  const int rod_count = static_cast<int>(frame.rods.size());
-  for (int r = 0; r < rod_count; ++r) {
-    const RodFrame& rod = frame.rods[static_cast<std::size_t>(r)];
-    fs.rod_colors.push_back(rod_color(r, rod_count, opt.palette));
-    const std::vector<double> radii =
-        widened_radii(rod.positions, manifest.rods[static_cast<std::size_t>(r)].radius, proj, opt);
-    // Coverage rays see the rod grown by half a pixel (and a little), so a ray through the
-    // centre of every pixel the true tube touches meets it (trace_ray).
-    std::vector<double> margins(radii.size()), grown(radii.size());
-    for (std::size_t k = 0; k < radii.size(); ++k) {
-      margins[k] = std::max(0.0, 0.505 * proj.pixel_size_at(proj.depth(rod.positions[k])));  // 0 behind the eye
-      grown[k] = radii[k] + margins[k];
-    }
-    fs.rays.add_tube(SurfaceKind::Rod, r, rod.positions, radii, true, margins);
-    mark_tube(mask, proj, rod.positions, grown, kCoverage, 0.1);
-  }
   fs.parts = brush_parts(manifest, frame, handles);
+  fs.colliders = colliders_at(colliders, handles, frame.time);
+  const bool off_centre = !fs.parts.empty() || !fs.colliders.empty();  // some pixels may take samples off centre
+
+  const int rod_count = static_cast<int>(frame.rods.size());
+  for (int r = 0; r < rod_count; ++r) fs.rod_colors.push_back(rod_color(r, rod_count, opt.palette));
+  list_rod_spans(fs, manifest, frame, proj, opt, off_centre ? 0.75 : 0.1);
   for (std::size_t i = 0; i < fs.parts.size(); ++i) {
     const BrushPart& part = fs.parts[i];
     const SurfaceKind kind = part.kind == BrushPart::Kind::Ferrule ? SurfaceKind::Ferrule : SurfaceKind::Handle;
     fs.rays.add_tube(kind, static_cast<int>(i), part.points, part.radii, false);
     mark_tube(mask, proj, part.points, part.radii, kSupersampled, 0.75);
   }
-  fs.colliders = colliders_at(colliders, handles, frame.time);
   add_colliders(fs, proj);
   for (const Collider& c : fs.colliders)
     if (c.type == ColliderType::Capsule && c.radius > 0.0) mark_tube(mask, proj, {c.a, c.b}, {c.radius, c.radius}, kSupersampled, 0.75);
   if (fs.rays.empty()) return;
   // Rods darken a collider within ten radii of their surface (occlusion.hpp: beyond that
-  // they hide under a tenth of the sky).
-  fs.rays.commit(10.0 * fs.rays.max_occluder_radius());
+  // they hide under a tenth of the sky). Without colliders nothing asks, and the grid that
+  // finds the segments near a point is not built.
+  fs.rays.commit(fs.colliders.empty() ? 0.0 : 10.0 * fs.rays.max_occluder_radius());
 
   const WorldLights lights = world_lights(opt.lighting, proj.right(), proj.up(), proj.forward());
   const std::vector<Vec2> many = sample_offsets(std::max(1, opt.supersampling));
   std::vector<std::uint32_t> keys(fs.has_solids ? pixels.size() : 0, 0);
+  std::vector<Layer> layers;
+  RowSweep sweep(fs.spans);
   for (int y = 0; y < h; ++y) {
+    sweep.start(y);
     for (int x = 0; x < w; ++x) {
+      sweep.advance(x);
       const std::size_t i = static_cast<std::size_t>(y) * w + x;
-      if (mask[i]) {
-        pixels[i] = mask[i] == kSupersampled
-                        ? to_rgb8(average(fs, proj, x, y, many, lights, opt))
-                        : to_rgb8(trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt).color);
+      if (mask[i] == kSupersampled) {
+        pixels[i] = to_rgb8(average(fs, proj, x, y, many, sweep.near(), lights, opt, layers));
+      } else if (sweep.centre_covered(x)) {
+        mask[i] = kCoverage;
+        pixels[i] = to_rgb8(trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), sweep.near(), proj, lights, opt,
+                                      layers).color);
       } else if (fs.has_solids) {
-        const Sample s = trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), proj, lights, opt);
+        const Sample s = trace_ray(fs, proj.ray(x + 0.5, proj.top() + y + 0.5), sweep.near(), proj, lights, opt,
+                                   layers);
         pixels[i] = to_rgb8(s.color);
         keys[i] = s.key;
+      } else if (!off_centre && sweep.near().empty()) {
+        x = std::min(w, sweep.next_start()) - 1;  // background up to the next span
       }
     }
   }
   if (!fs.has_solids || many.size() <= 1) return;
   // Edges: a single-sampled pixel whose surface or shadow differs from a neighbour's.
   for (int y = 0; y < h; ++y) {
+    sweep.start(y);
     for (int x = 0; x < w; ++x) {
       const std::size_t i = static_cast<std::size_t>(y) * w + x;
       if (mask[i]) continue;
       const std::uint32_t k = keys[i];
       const bool edge = (x > 0 && !mask[i - 1] && keys[i - 1] != k) || (x + 1 < w && !mask[i + 1] && keys[i + 1] != k) ||
                         (y > 0 && !mask[i - w] && keys[i - w] != k) || (y + 1 < h && !mask[i + w] && keys[i + w] != k);
-      if (edge) pixels[i] = to_rgb8(average(fs, proj, x, y, many, lights, opt));
+      if (!edge) continue;
+      sweep.advance(x);
+      pixels[i] = to_rgb8(average(fs, proj, x, y, many, sweep.near(), lights, opt, layers));
     }
   }
 }

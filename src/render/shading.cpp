@@ -9,6 +9,19 @@ namespace {
 
 double sine(double cosine) { return std::sqrt(std::max(0.0, 1.0 - cosine * cosine)); }
 
+// x^p for x >= 0: by squaring when p is a whole number up to 64 (the default shininesses are),
+// which is several times faster than std::pow (4% of a frame's time) and equal to it within
+// a few units in the last place.
+double power(double x, double p) {
+  if (p >= 0.0 && p <= 64.0 && p == std::floor(p)) {
+    double result = 1.0;
+    for (int n = static_cast<int>(p); n > 0; n >>= 1, x *= x)
+      if (n & 1) result *= x;
+    return result;
+  }
+  return std::pow(x, p);
+}
+
 // The unit part of a perpendicular to unit t, or zero when a is (nearly) parallel to t.
 Vec3 perpendicular_part(const Vec3& a, const Vec3& t) {
   const Vec3 p = a - a.dot(t) * t;
@@ -33,7 +46,7 @@ HairTerms kajiya_kay(const Vec3& t, const Vec3& l, const Vec3& v, double shinine
   HairTerms h;
   h.diffuse = sin_tl;
   const double cos_phi = sin_tl * sin_tv - tl * tv;
-  h.specular = cos_phi > 0.0 ? std::pow(cos_phi, shininess) : 0.0;
+  h.specular = cos_phi > 0.0 ? power(cos_phi, shininess) : 0.0;
   return h;
 }
 
@@ -130,7 +143,7 @@ Color surface_color(const Color& base, const Vec3& n, const Vec3& v, const World
   double highlight = 0.0;
   if (gloss > 0.0 && key > 0.0) {
     const Vec3 h = (lights.key + v).normalized();
-    highlight = gloss * std::pow(std::max(0.0, n.dot(h)), 4.0 * lighting.shininess) * key_visibility;
+    highlight = gloss * power(std::max(0.0, n.dot(h)), 4.0 * lighting.shininess) * key_visibility;
   }
   return combine(base, light, highlight);
 }

@@ -1,8 +1,8 @@
 #pragma once
 /// The geometry of one frame in Embree (Intel's ray tracing kernels, Debian's libembree-dev),
-/// and the three questions the renderer asks of it: what does a ray hit first, is a point
-/// lit by the key light (shadow ray), how much of the sky do rods hide from a collider point
-/// (contact shadow, occlusion.hpp).
+/// and the three questions the renderer asks of it: what solid surface does a ray hit first,
+/// is a point lit by the key light (shadow ray), how much of the sky do rods hide from a
+/// collider point (contact shadow, occlusion.hpp).
 ///
 /// Design note.
 ///   - Rods, the brush's ferrule and handle, and capsules are round linear curves: cones
@@ -10,12 +10,14 @@
 ///     (Embree's RTC_GEOMETRY_TYPE_ROUND_LINEAR_CURVE, made for hair). Spheres are sphere
 ///     points; boxes and planes triangle meshes (a plane is a finite square around the view,
 ///     or a slab seen edge-on in 2D).
-///   - Three Embree scenes share these: `intersect` sees the round tubes; tubes given margins
-///     (the renderer's rods) are, for `intersect_cover`, flat ray-facing curves (Embree's
-///     RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, faster to find) grown by their margins, and for
-///     `occluded`, flat curves of their true radius (along a ray a tube's outline is that
-///     wide). Each ribbon reaches its radius past both ends of its segment, so the outside
-///     of a bend is covered. The renderer takes shape and shading from the true segment.
+///   - The renderer finds the rods a pixel sees itself, from their projected segments
+///     (render_frame.cpp), so rods are added as occluder tubes: `intersect` does not see them;
+///     for `occluded` they are flat ray-facing curves of their true radius (Embree's
+///     RTC_GEOMETRY_TYPE_FLAT_LINEAR_CURVE, faster to intersect than round ones; along a ray
+///     a tube's outline is that wide), each reaching its radius past both ends of its
+///     segment, so the outside of a bend casts its shadow too. Two Embree scenes: one of the
+///     round tubes, spheres and triangles (`intersect`), and the same with the occluder tubes
+///     (`occluded`).
 ///   - Embree works in single precision. Every point is stored relative to `origin` and
 ///     divided by `scale` (the renderer passes the camera target and the view's size), so
 ///     the frame's numbers stay near 1 wherever the scene sits; results come back in metres.
@@ -67,9 +69,13 @@ class RayScene {
   /// A tube through `points` with a radius per point [m] (a round linear curve). Segments
   /// with a non-finite end, or beyond single precision, are left out.
   /// `occludes_contact`: the tube darkens colliders it lies close to (contact shadow).
-  /// `margins` [m], one per point (or none): intersect_cover sees the tube grown by them.
   void add_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points, const std::vector<double>& radii,
-                bool occludes_contact, const std::vector<double>& margins = {});
+                bool occludes_contact);
+  /// A tube that only occludes: shadow rays (`occluded`) meet it and it darkens colliders it
+  /// lies close to (contact shadow), but `intersect` does not see it (the renderer finds the
+  /// rods a pixel sees from their projected segments).
+  void add_occluder_tube(SurfaceKind kind, int object, const std::vector<Vec3>& points,
+                         const std::vector<double>& radii);
   void add_sphere(int object, const Vec3& center, double radius);
   void add_triangles(int object, const std::vector<Vec3>& vertices, const std::vector<std::array<int, 3>>& triangles);
   /// Builds the BVH, and the grid that finds the tube segments within `contact_reach` [m] of
@@ -77,19 +83,18 @@ class RayScene {
   /// Embree fails.
   void commit(double contact_reach = 0.0);
 
-  /// The first surface along the ray (unit direction) beyond `t_near` [m].
+  /// The first surface along the ray (unit direction) beyond `t_near` [m], occluder tubes
+  /// left out.
   SurfaceHit intersect(const Vec3& origin, const Vec3& direction, double t_near = 0.0) const;
-  /// intersect on the tubes grown by their margins (add_tube), skipping hits on the
-  /// `skip_count` rods of `skip_rods`: the renderer's coverage rays (render_frame.cpp). The hit's point and normal
-  /// are on the grown tube; axis and true radii are those of the tube.
-  SurfaceHit intersect_cover(const Vec3& origin, const Vec3& direction, double t_near, const int* skip_rods,
-                             int skip_count) const;
+  /// True, once committed, when `intersect` has something to hit (a tube of add_tube, a
+  /// sphere or a triangle).
+  bool has_solids() const;
   /// intersect for four rays at once from t = 0 (Embree's packet traversal: faster for
   /// neighbouring rays such as the samples of one pixel). Embree computes packets on another
   /// code path, so an answer may differ from intersect's in the last bits; a caller that must
   /// be reproducible uses the same call for the same ray every time.
   std::array<SurfaceHit, 4> intersect4(const std::array<Vec3, 4>& origins, const std::array<Vec3, 4>& directions) const;
-  /// True when something lies on the ray between t_near and t_far [m] (tubes with margins as
+  /// True when something lies on the ray between t_near and t_far [m] (occluder tubes as
   /// ribbons of their true radius facing the ray).
   bool occluded(const Vec3& origin, const Vec3& direction, double t_near, double t_far) const;
   /// 1 - prod(1 - F) over the contact-occluding tube segments within the contact reach of p
@@ -109,8 +114,10 @@ class RayScene {
     bool occludes;
   };
   struct Impl;
+  void add_segments(SurfaceKind kind, int object, const std::vector<Vec3>& points, const std::vector<double>& radii,
+                    bool occludes_contact, bool occluder_only);
   SurfaceHit make_hit(const Vec3& origin, const Vec3& direction, unsigned geom, unsigned prim, float t,
-                      const Vec3& ng, bool wide) const;
+                      const Vec3& ng) const;
   std::unique_ptr<Impl> impl_;
   Vec3 origin_;
   double scale_;

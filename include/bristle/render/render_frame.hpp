@@ -2,19 +2,24 @@
 /// Draw one frame of an output folder by ray tracing (Embree, ray_scene.hpp).
 ///
 /// Design note. Every pixel is computed on its own from the frame and the settings:
-///   1. The frame's geometry goes into a RayScene: rods as round tubes of their true radius
-///      (widened only below RenderOptions::min_line_width, when that is set), the brush of each
-///      handle that carries rods (handle_shapes.hpp), the colliders at the frame's time.
-///   2. A mask marks the pixels a rod may cover (its projected segments grown by the coverage
-///      margin below and the perspective stretch), and those a brush part or a capsule may cover
-///      (grown by a pixel and a margin).
-///   3. Rod pixels take one coverage ray through their centre. It sees every rod grown by half a
-///      pixel at its depth (RayScene::intersect_cover), so it meets every rod the pixel touches;
-///      a rod adds its true share c of the pixel's width (a box one pixel wide across the tube)
-///      times its shade and lets 1 - c through, and the ray goes on behind it, skipping that rod
-///      (front to back, at most 8 rods). A fibre of 0.2 px is a faint unbroken line of 0.2 px, a
-///      wide rod is opaque in its interior and antialiased at its silhouette: the hair
-///      renderers' widened, proportionally transparent curves, instead of supersampling.
+///   1. The frame's geometry goes into a RayScene: rods as occluder tubes of their true radius
+///      (widened only below RenderOptions::min_line_width, when that is set), which only shadow
+///      rays and the contact shadow see; the brush of each handle that carries rods
+///      (handle_shapes.hpp) and the colliders at the frame's time, which rays hit.
+///   2. The rods are found without rays: each rod segment's screen capsule, grown by the
+///      coverage margin (half a pixel at its depth) and the perspective stretch, is rasterised
+///      into per-row spans of columns, so a pixel's candidate segments are the spans covering
+///      it (about a thousand segments in the demo, a few per pixel). A mask marks the pixels
+///      a brush part or a capsule may cover (grown by a pixel and a margin).
+///   3. Rod pixels (a span reaches the centre) take one coverage ray through their centre. It
+///      meets every rod whose true tube passes within half a pixel of it (the distance from the
+///      ray to each candidate segment, computed exactly); a rod adds its true share c of the
+///      pixel's width (a box one pixel wide across the tube) times its shade and lets 1 - c
+///      through, and the ray goes on behind it (front to back, each rod once, at most 8 rods),
+///      until the first solid surface Embree finds along it, or the background. A fibre of
+///      0.2 px is a faint unbroken line of 0.2 px, a wide rod is opaque in its interior and
+///      antialiased at its silhouette: the hair renderers' widened, proportionally transparent
+///      curves, instead of supersampling.
 ///      Pixels a brush part or capsule may cover take supersampling^2 such rays at fixed
 ///      positions (a rotated grid for 2 x 2). Other pixels are traced once at their centre
 ///      (only when the frame has colliders; else they are background), then again with all
