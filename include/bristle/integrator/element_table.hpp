@@ -93,18 +93,26 @@ struct LocalScatter {
 
   static void band(const RodAssemblyTarget&, const int*, const NoHessian&) {}
 
-  static void band(const RodAssemblyTarget& t, const int* bases, const Mat<N, N>& h) {
+  /// Calls f(slot a, slot b, base) (slots as std::integral_constant) for each slot pair
+  /// a >= b that has a block in the band.
+  template <class F>
+  static void for_each_band_pair(const int* bases, F&& f) {
     static_for<K>([&](auto slot_a) {
-      constexpr int a = decltype(slot_a)::value;
-      static_for<a + 1>([&](auto slot_b) {
-        constexpr int b = decltype(slot_b)::value;
+      static_for<decltype(slot_a)::value + 1>([&](auto slot_b) {
+        constexpr int a = decltype(slot_a)::value, b = decltype(slot_b)::value;
         const int base = bases[a * (a + 1) / 2 + b];
-        if (base < 0) return;
-        constexpr int oa = Shape::offset(a), ob = Shape::offset(b);
-        for (int i = 0; i < Shape::size(a); ++i)
-          for (int j = 0; j < (a == b ? i + 1 : Shape::size(b)); ++j)
-            t.band[base + i * t.band_width + j] += t.matrix_scale * h(oa + i, ob + j);
+        if (base >= 0) f(slot_a, slot_b, base);
       });
+    });
+  }
+
+  static void band(const RodAssemblyTarget& t, const int* bases, const Mat<N, N>& h) {
+    for_each_band_pair(bases, [&](auto slot_a, auto slot_b, int base) {
+      constexpr int a = decltype(slot_a)::value, b = decltype(slot_b)::value;
+      constexpr int oa = Shape::offset(a), ob = Shape::offset(b);
+      for (int i = 0; i < Shape::size(a); ++i)
+        for (int j = 0; j < (a == b ? i + 1 : Shape::size(b)); ++j)
+          t.band[base + i * t.band_width + j] += t.matrix_scale * h(oa + i, ob + j);
     });
   }
 
@@ -134,22 +142,17 @@ struct LocalScatter {
         weight[count] = t.matrix_scale * h.spectrum.value[k];
         terms[count++] = k;
       }
-    static_for<K>([&](auto slot_a) {
-      constexpr int a = decltype(slot_a)::value;
-      static_for<a + 1>([&](auto slot_b) {
-        constexpr int b = decltype(slot_b)::value;
-        const int base = bases[a * (a + 1) / 2 + b];
-        if (base < 0) return;
-        constexpr int sa = Shape::size(a), sb = Shape::size(b), oa = Shape::offset(a), ob = Shape::offset(b);
-        Mat<sb, sa> block = Mat<sb, sa>::Zero();  // rows: slot b, columns: slot a
-        for (int m = 0; m < count; ++m) {
-          const Vec<N>& v = h.spectrum.vector[terms[m]];
-          block.noalias() += (weight[m] * v.template segment<sb>(ob)) * v.template segment<sa>(oa).transpose();
-        }
-        for (int i = 0; i < sa; ++i)
-          for (int j = 0; j < (a == b ? i + 1 : sb); ++j)
-            t.band[base + i * t.band_width + j] += a == b ? block(i, j) : block(j, i);
-      });
+    for_each_band_pair(bases, [&](auto slot_a, auto slot_b, int base) {
+      constexpr int a = decltype(slot_a)::value, b = decltype(slot_b)::value;
+      constexpr int sa = Shape::size(a), sb = Shape::size(b), oa = Shape::offset(a), ob = Shape::offset(b);
+      Mat<sb, sa> block = Mat<sb, sa>::Zero();  // rows: slot b, columns: slot a
+      for (int m = 0; m < count; ++m) {
+        const Vec<N>& v = h.spectrum.vector[terms[m]];
+        block.noalias() += (weight[m] * v.template segment<sb>(ob)) * v.template segment<sa>(oa).transpose();
+      }
+      for (int i = 0; i < sa; ++i)
+        for (int j = 0; j < (a == b ? i + 1 : sb); ++j)
+          t.band[base + i * t.band_width + j] += a == b ? block(i, j) : block(j, i);
     });
   }
 
