@@ -222,6 +222,12 @@ struct LocalScatter {
   }
 };
 
+/// Whether a term keeps per-element state it commits at a configuration (Term::advance).
+template <class Term, class = void>
+struct HasAdvance : std::false_type {};
+template <class Term>
+struct HasAdvance<Term, std::void_t<decltype(&Term::template advance<3>)>> : std::true_type {};
+
 template <class TermType>
 class ElementTable {
  public:
@@ -318,6 +324,16 @@ class ElementTable {
                                  });
     }
     rod_energy_[rod] = sum;
+  }
+
+  /// Commits each element's state at configuration x (the discrete elastic rods' reference
+  /// frames, transported to x's edges); nothing for terms without state.
+  template <int D>
+  void advance(const VecX& x) {
+    if constexpr (HasAdvance<Term>::value) {
+      using Scatter = LocalScatter<Term, D>;
+      for (int k = 0; k < size(); ++k) Term::template advance<D>(Scatter::gather(x, dofs_[k]), constants_[k]);
+    }
   }
 
   /// Rod r's energy from the last rod_energy() or assemble_rod() of that rod.

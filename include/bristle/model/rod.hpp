@@ -31,6 +31,9 @@ struct Rod {
   /// discrete elastic rods). An edge whose two vertices are fixed has its twist fixed too
   /// (a clamped end clamps the frame).
   bool twist = false;
+  /// A rod with twist: the direction at the root its first material director m1 is laid
+  /// along (made perpendicular to the first edge); zero: any perpendicular.
+  Vec3 material_normal = Vec3::Zero();
 
   int vertex_count() const { return static_cast<int>(initial_positions.size()); }
   int edge_count() const { return vertex_count() - 1; }

@@ -1,0 +1,92 @@
+/// Discrete-elastic-rod terms (include/bristle/energy/discrete_elastic_rod.hpp).
+
+#include "bristle/energy/discrete_elastic_rod.hpp"
+
+#include <cmath>
+
+namespace bristle {
+
+namespace {
+
+/// The stencil's positions and twist angles from its 11 DOFs.
+BendTwistStencil unpack(const Vec11& q) {
+  BendTwistStencil s;
+  s.x[0] = q.segment<3>(0);
+  s.theta[0] = q[3];
+  s.x[1] = q.segment<3>(4);
+  s.theta[1] = q[7];
+  s.x[2] = q.segment<3>(8);
+  return s;
+}
+
+/// Carries the committed frames to the stencil's edges: each reference director by the
+/// minimal rotation from its committed tangent to the current one, the reference twist
+/// measured between them and kept continuous with the committed value.
+void transport(BendTwistStencil& s, const StencilFrames& committed, StencilFrames* carried) {
+  const Vec3 tangent[2] = {(s.x[1] - s.x[0]).normalized(), (s.x[2] - s.x[1]).normalized()};
+  for (int j = 0; j < 2; ++j)
+    s.reference[j] = parallel_transport(committed.tangent[j], tangent[j], committed.director[j]).normalized();
+  s.reference_twist = reference_twist(tangent[0], tangent[1], s.reference[0], s.reference[1], committed.reference_twist);
+  if (carried != nullptr) {
+    for (int j = 0; j < 2; ++j) {
+      carried->tangent[j] = tangent[j];
+      carried->director[j] = s.reference[j];
+    }
+    carried->reference_twist = s.reference_twist;
+  }
+}
+
+/// A unit vector perpendicular to unit t: `hint` made perpendicular, or, when it is zero or
+/// nearly along t, the coordinate axis least aligned with t made perpendicular.
+Vec3 perpendicular(const Vec3& t, const Vec3& hint) {
+  Vec3 d = hint - hint.dot(t) * t;
+  if (d.norm() > 1e-6 * std::max(1.0, hint.norm())) return d.normalized();
+  Vec3 axis = Vec3::UnitX();
+  if (std::abs(t.y()) < std::abs(t[0]) && std::abs(t.y()) <= std::abs(t.z())) axis = Vec3::UnitY();
+  if (std::abs(t.z()) < std::abs(t[0]) && std::abs(t.z()) < std::abs(t.y())) axis = Vec3::UnitZ();
+  d = axis - axis.dot(t) * t;
+  return d.normalized();
+}
+
+}  // namespace
+
+BendTwistStencil transported_stencil(const Vec11& q, const StencilFrames& committed) {
+  BendTwistStencil s = unpack(q);
+  transport(s, committed, nullptr);
+  return s;
+}
+
+StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed) {
+  BendTwistStencil s = unpack(q);
+  StencilFrames carried;
+  transport(s, committed, &carried);
+  return carried;
+}
+
+std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director, double poissons_ratio) {
+  const int n = rod.vertex_count();
+  std::vector<BendTwistRest> rest(n);
+  if (n < 3) return rest;
+  const std::vector<Vec3>& x = rod.initial_positions;
+  const Vec3 first_tangent = (x[1] - x[0]).normalized();
+  const RodRestFrames frames = space_parallel_frames(x, perpendicular(first_tangent, first_director));
+  const double e = rod.material.youngs_modulus, i_section = rod.material.second_moment();
+  const double shear_modulus = e / (2.0 * (1.0 + poissons_ratio));
+  const double torsion_constant = 2.0 * i_section;  // a round section's polar moment
+  for (int i = 1; i + 1 < n; ++i) {
+    BendTwistRest& r = rest[i];
+    for (int j = 0; j < 2; ++j) {
+      r.frames.tangent[j] = (x[i + j] - x[i + j - 1]).normalized();
+      r.frames.director[j] = frames.reference[i + j - 1];
+    }
+    r.frames.reference_twist = 0.0;  // Bishop frames do not twist
+    // A straight rest shape ("rest": "straight") has zero rest angles: zero rest curvature.
+    r.bend.rest_curvature = rod.rest_angles[i] != 0.0 ? frames.curvature[i] : Vec2::Zero();
+    const double voronoi = rod.voronoi_length(i);
+    r.bend.stiffness = Vec2::Constant(e * i_section / voronoi);
+    r.twist_stiffness = shear_modulus * torsion_constant / voronoi;
+  }
+  return rest;
+}
+
+}  // namespace bristle
