@@ -48,9 +48,11 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
   const DofLayout& layout = model.layout;
   const int D = model.dimension;
   const int rods = static_cast<int>(model.rods.size());
-  gravity_force_ = model.dof_masses();
+  // m_i g on vertex DOFs; none on twist DOFs (their "mass" is a moment of inertia).
+  const VecX masses = model.dof_masses();
+  gravity_force_ = VecX::Zero(layout.dof_count());
   for (int g = 0; g < layout.vertex_count(); ++g)
-    for (int k = 0; k < D; ++k) gravity_force_[layout.vertex_dof(g) + k] *= model.gravity[k];
+    for (int k = 0; k < D; ++k) gravity_force_[layout.vertex_dof(g) + k] = masses[layout.vertex_dof(g) + k] * model.gravity[k];
 
   std::apply([&](auto&... table) { (table.build(model), ...); }, terms_);
   rod_loads_.assign(rods + 1, 0);

@@ -55,9 +55,16 @@ void Model::finalize() { layout = DofLayout(dimension, rods); }
 
 VecX Model::dof_masses() const {
   VecX mass(layout.dof_count());
-  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
-    for (int i = 0; i < rods[r].vertex_count(); ++i)
-      mass.segment(layout.vertex_dof(r, i), dimension).setConstant(rods[r].vertex_mass(i));
+  for (int r = 0; r < static_cast<int>(rods.size()); ++r) {
+    const Rod& rod = rods[r];
+    for (int i = 0; i < rod.vertex_count(); ++i)
+      mass.segment(layout.vertex_dof(r, i), dimension).setConstant(rod.vertex_mass(i));
+    // A twist DOF's inertia: the edge's moment of inertia about its own axis,
+    // density (I1 + I2) L_j (a round section: 2 I), in [kg m^2].
+    if (layout.edge_dof(r, 0) >= 0)
+      for (int j = 0; j < rod.edge_count(); ++j)
+        mass[layout.edge_dof(r, j)] = rod.material.density * 2.0 * rod.material.second_moment() * rod.rest_lengths[j];
+  }
   return mass;
 }
 
@@ -69,7 +76,7 @@ int Model::rod_index(const std::string& name) const {
 
 State initial_state(const Model& model) {
   State state;
-  state.positions.resize(model.layout.dof_count());
+  state.positions = VecX::Zero(model.layout.dof_count());  // twist angles start at zero
   state.velocities = VecX::Zero(model.layout.dof_count());
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
     for (int i = 0; i < model.rods[r].vertex_count(); ++i)

@@ -23,6 +23,8 @@ using namespace bristle::test;
 
 namespace {
 
+constexpr double kPiForTests = 3.14159265358979323846;
+
 /// A test term on the bend-twist stencil's slots [x0, theta0, x1, theta1, x2]:
 ///   E = 1/2 (a . u)^2 + 1/12 (b . u)^4,   u the stencil's DOF vector,
 /// gradient a (a . u) + b (b . u)^3 / 3, Hessian a a^T + (b . u)^2 b b^T (PSD). The exact
@@ -275,6 +277,29 @@ TEST_CASE("a rod with twist interleaves one twist DOF per edge between its verti
   CHECK(plain.layout.edge_dof(0, 0) == -1);
   CHECK(plain.layout.twist_dof_count() == 0);
   CHECK(plain.layout.node_count() == plain.layout.vertex_count());
+}
+
+TEST_CASE("twist DOFs have the edges' axial moment of inertia, no gravity, and start at zero") {
+  std::mt19937 rng(13);
+  Model model = twisting_model(3, rng);
+  model.gravity = Vec3(0.0, -9.81, 0.0);
+  const VecX mass = model.dof_masses();
+  const Rod& rod = model.rods[1];
+  const double radius = rod.material.radius;
+  for (int j = 0; j < rod.edge_count(); ++j) {
+    // A cylinder's moment about its axis: m r^2 / 2, m = density pi r^2 L.
+    const double cylinder = rod.material.density * kPiForTests * radius * radius * rod.rest_lengths[j] * radius * radius / 2.0;
+    CHECK(mass[model.layout.edge_dof(1, j)] == doctest::Approx(cylinder).epsilon(1e-12));
+  }
+  CHECK(mass[model.layout.vertex_dof(1, 2)] == doctest::Approx(rod.vertex_mass(2)).epsilon(1e-15));
+  const State state = initial_state(model);
+  for (int j = 0; j < rod.edge_count(); ++j) CHECK(state.positions[model.layout.edge_dof(1, j)] == 0.0);
+  // The gravity force on a twist DOF is zero: with no elastic term, its gradient is zero.
+  SystemAssembler assembler(model);
+  VecX gradient;
+  assembler.assemble(state.positions, 0.0, HessianProjection::Projected, 0.0, gradient);
+  for (int j = 0; j < rod.edge_count(); ++j) CHECK(gradient[model.layout.edge_dof(1, j)] == 0.0);
+  CHECK(gradient[model.layout.vertex_dof(1, 2) + 1] == doctest::Approx(rod.vertex_mass(2) * 9.81).epsilon(1e-12));
 }
 
 TEST_CASE("elements mixing vertex and edge slots scatter to the right DOFs") {

@@ -105,7 +105,8 @@ struct Model {
 
   /// Recomputes `layout` from `rods`; call after rods change.
   void finalize();
-  /// Lumped mass of every DOF [kg].
+  /// Lumped mass of every DOF [kg]; a twist DOF's is the edge's moment of inertia about its
+  /// axis, density (I1 + I2) L [kg m^2].
   VecX dof_masses() const;
   int rod_index(const std::string& name) const;  ///< -1 when absent
 };
