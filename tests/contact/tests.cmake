@@ -1,5 +1,6 @@
 list(APPEND BRISTLE_TEST_SOURCES
   contact/test_signed_distance.cpp
+  contact/test_segment_distance.cpp
   contact/test_constraint_filter.cpp
   contact/test_friction.cpp
   contact/test_drape.cpp
