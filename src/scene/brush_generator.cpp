@@ -129,11 +129,12 @@ class BristleField {
   };
 
   // Cell coordinates, clamped so that no offset overflows them (clamping is monotone: roots
-  // within reach still fall in neighbouring or equal cells).
+  // within reach still fall in neighbouring or equal cells). A NaN offset (an overflowing
+  // layout, refused by the scene reader afterwards) goes to the lowest cell.
   Cell cell(const Vec3& offset) const {
     auto index = [&](double x) {
       const double q = reach_ > 0.0 && std::isfinite(reach_) ? std::floor(x / reach_) : 0.0;
-      return static_cast<std::int64_t>(std::clamp(q, -1e15, 1e15));
+      return static_cast<std::int64_t>(q > -1e15 ? std::min(q, 1e15) : -1e15);
     };
     return {index(offset.dot(u_)), index(offset.dot(v_))};
   }
