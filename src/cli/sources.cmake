@@ -5,6 +5,7 @@ list(APPEND BRISTLE_SOURCES
   src/cli/interrupt.cpp
   src/cli/progress.cpp
   src/cli/scene_summary.cpp
+  src/cli/overlap_report.cpp
   src/cli/run_command.cpp
   src/cli/validate_command.cpp
   src/cli/compare_command.cpp)

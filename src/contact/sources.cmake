@@ -1,4 +1,6 @@
 list(APPEND BRISTLE_SOURCES
   src/contact/signed_distance.cpp
+  src/contact/segment_distance.cpp
+  src/contact/rod_overlaps.cpp
   src/contact/constraint_filter.cpp
   src/contact/contact_solver.cpp)

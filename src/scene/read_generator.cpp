@@ -1,9 +1,12 @@
 // Reader of `rods[i].generator`: validates a generator's keys and runs it
 // (scene/generators.hpp holds the geometry).
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
+#include "bristle/contact/rod_overlaps.hpp"
 #include "bristle/scene/generators.hpp"
 #include "bristle/scene/scene_blocks.hpp"
 
@@ -23,9 +26,11 @@ std::vector<Vec3> read_straight(const JsonValue& value, int dimension) {
 }
 
 // Neighbouring roots closer than a bristle diameter would put bristles inside each other.
+// A spacing of exactly the diameter is allowed despite rounding, within half the slack of the
+// overlap check (the clearance the planting of tilted bristles asks for, plant_brush).
 void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double bristle_radius) {
   const double diameter = 2.0 * bristle_radius;
-  if (spec.spacing >= diameter * (1.0 - 1e-9)) return;
+  if (spec.spacing >= diameter * (1.0 - 0.5 * kOverlapSlack)) return;
   // A lone bristle has no neighbour to overlap (counting is cheap unless the brush is huge,
   // and a huge brush has neighbours).
   const bool several = brush_bristle_estimate(spec) > kMaxBrushBristles || brush_root_offsets(spec).size() > 1;
@@ -84,6 +89,34 @@ void check_brush_size(const ObjectReader& reader, const BrushSpec& spec) {
                                    " are allowed in a scene");
 }
 
+// Why the tilted bristles do not fit, and what would make them: the spacing or the tilt at
+// which no two bristles can touch whatever the draws (their lateral reach, see plant_brush),
+// or a thinner bristle.
+// x to 3 significant digits, rounded up (or down).
+std::string rounded(double x, bool up) {
+  if (!(x > 0.0) || !std::isfinite(x)) return number_text(x);
+  const double unit = std::pow(10.0, std::floor(std::log10(x)) - 2.0);
+  const double r = (up ? std::ceil(x / unit) : std::floor(x / unit)) * unit;
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", r);
+  return buffer;
+}
+
+std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
+  const double r = spec.bristle_radius;
+  const double longest = spec.length * (1.0 + spec.jitter.length);
+  const double safe_spacing = 2.0 * longest * std::sin(spec.jitter.direction) + 2.0 * r;
+  const double safe_tilt = std::asin(std::min(1.0, std::max(0.0, spec.spacing - 2.0 * r) / (2.0 * longest)));
+  return "the bristles do not fit: none of " + std::to_string(conflict.draws) +
+         " draws of its direction jitter keeps bristle " + std::to_string(conflict.bristle) +
+         " clear of the earlier bristles (the last overlaps bristle " + std::to_string(conflict.neighbour) +
+         "); the layout is too dense for bristles of radius " + number_text(r) + " m, up to " +
+         rounded(longest, true) + " m long and tilted up to " + number_text(spec.jitter.direction) +
+         " rad: increase layout.spacing (from " + rounded(safe_spacing, true) +
+         " m no two bristles can touch), reduce jitter.direction (at or below " + rounded(safe_tilt, false) +
+         " rad none can) or the material's radius";
+}
+
 std::vector<std::vector<Vec3>> read_brush(const JsonValue& value, int dimension, double bristle_radius) {
   const ObjectReader reader =
       value.object({"type", "layout", "root", "direction", "length", "segments", "jitter"});
@@ -95,8 +128,11 @@ std::vector<std::vector<Vec3>> read_brush(const JsonValue& value, int dimension,
   spec.length = reader.require("length").positive_number();
   spec.segments = reader.require("segments").int_in(1, kMaxGeneratedSegments);
   spec.jitter = read_jitter(reader.find_or_empty_object("jitter"));
+  spec.bristle_radius = bristle_radius;
   check_brush_size(reader, spec);
-  return brush_bristles(spec);
+  BrushPlanting planting = plant_brush(spec);
+  if (planting.failed) value.fail(too_dense(spec, planting.conflict));
+  return std::move(planting.bristles);
 }
 
 }  // namespace

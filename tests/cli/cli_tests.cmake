@@ -106,6 +106,13 @@ bristle_cli_exit_test(run_scene_missing 2 "run|${_cli_work}/no-such-scene.json|-
 bristle_cli_exit_test(run_nonempty_output 2 "run|${_scenes}/rod_3d_straight.json|-o|${_cli_work}/exit/busy"
                       "-DSETUP_NONEMPTY=${_cli_work}/exit/busy" "-DSTDERR_MATCHES=--force")
 bristle_cli_exit_test(validate_ok 0 "validate|${_scenes}/demo.json" "-DSTDOUT_MATCHES=valid")
+# Rods that start inside each other: a warning, not a refusal; the scene still runs.
+bristle_cli_exit_test(validate_overlaps 0 "validate|${_cli_dir}/overlap/crossing_rods.json"
+                      "-DSTDOUT_MATCHES=valid" "-DSTDERR_MATCHES=warning: .*: 2 overlapping segment pairs between 1 pair of rods")
+bristle_cli_exit_test(run_overlaps 0 "run|${_cli_dir}/overlap/crossing_rods.json|-o|${_cli_work}/exit/overlaps|--force|--quiet")
+# A brush whose tilted bristles cannot be drawn clear of each other is refused at its generator.
+bristle_cli_exit_test(validate_brush_too_dense 2 "validate|${_cli_dir}/malformed/61_brush_too_dense.json"
+                      "-DSTDERR_MATCHES=/rods/0/generator: the bristles do not fit.*increase layout.spacing.*reduce jitter.direction.*radius")
 bristle_cli_exit_test(schema 0 "schema" "-DSTDOUT_MATCHES=json-schema.org/draft-07/schema")
 bristle_cli_exit_test(schema_extra_argument 2 "schema|scene.json")
 bristle_cli_exit_test(validate_malformed 2 "validate|${_cli_dir}/malformed/10_density_negative.json"

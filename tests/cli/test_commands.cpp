@@ -101,6 +101,59 @@ TEST_CASE("cli validate prints a summary") {
   CHECK(parsed["total_mass"].get<double>() == doctest::Approx(1140 * 3.14159265358979 * 1e-8 * 0.08));
 }
 
+TEST_CASE("cli validate warns about rods that start inside each other, and still exits 0") {
+  // Two rods crossing 0.15 mm apart, radius 0.1 mm: rod "under" segment 4 against the two
+  // segments of "over" that meet above it.
+  const std::string crossing = std::string(test::kTestsDir) + "/cli/overlap/crossing_rods.json";
+  Outcome o = run({"validate", crossing});
+  CHECK(o.code == 0);
+  CHECK(contains(o.out, "scene \"crossing_rods\""));
+  CHECK(contains(o.out, ": valid\n"));
+  CHECK(o.err == "warning: " + crossing +
+                     ": 2 overlapping segment pairs between 1 pair of rods at the initial positions: the rods start"
+                     " inside each other, and rod-rod contact is not simulated yet\n"
+                     "warning:   \"under\" segment 4 and \"over\" segment 4: 5e-05 m deep, 0.5 of the smaller radius\n"
+                     "warning:   \"under\" segment 4 and \"over\" segment 5: 5e-05 m deep, 0.5 of the smaller radius\n");
+  const Outcome json = run({"validate", crossing, "--json"});
+  CHECK(json.code == 0);
+  const auto overlaps = nlohmann::json::parse(json.out)["overlaps"];
+  CHECK(overlaps["segment_pairs"] == 2);
+  CHECK(overlaps["rod_pairs"] == 1);
+  CHECK(overlaps["complete"] == true);
+  REQUIRE(overlaps["first"].size() == 2);
+  CHECK(overlaps["first"][1]["rod_a"] == "under");
+  CHECK(overlaps["first"][1]["segment_b"] == 5);
+  CHECK(overlaps["first"][1]["depth"].get<double>() == doctest::Approx(5e-5));
+  CHECK(overlaps["deepest"]["depth_fraction"].get<double>() == doctest::Approx(0.5));
+
+  // Three parallel rods of 5 segments: "a" and "b" (radius 0.1 mm) 0.15 mm apart, the thin
+  // "c" (0.05 mm) 0.1 mm from "b": 2 x 13 overlapping segment pairs (each segment with its
+  // twin and its twin's neighbours), 5 listed, then how many more and the deepest
+  // (against the thinner rod, 0.05 mm deep: its whole radius).
+  test::TempFolder folder("cli-validate-overlaps");
+  const std::string path = folder / "parallel.json";
+  std::ofstream(path) << R"({"format": "bristle-scene/1", "time": {"dt": 0.001, "duration": 0.01},
+    "materials": {"thick": {"density": 1000, "radius": 1e-4, "youngs_modulus": 1e9},
+                  "thin": {"density": 1000, "radius": 5e-5, "youngs_modulus": 1e9}},
+    "rods": [{"name": "a", "material": "thick", "generator": {"type": "straight", "from": [0, 0, 0], "to": [0.01, 0, 0], "segments": 5}},
+             {"name": "b", "material": "thick", "generator": {"type": "straight", "from": [0, 1.5e-4, 0], "to": [0.01, 1.5e-4, 0], "segments": 5}},
+             {"name": "c", "material": "thin", "generator": {"type": "straight", "from": [0, 2.5e-4, 0], "to": [0.01, 2.5e-4, 0], "segments": 5}}]})";
+  o = run({"validate", path});
+  CHECK(o.code == 0);
+  CHECK(contains(o.err, "warning: " + path + ": 26 overlapping segment pairs between 2 pairs of rods"));
+  CHECK(contains(o.err, "warning:   \"a\" segment 0 and \"b\" segment 0: 5e-05 m deep, 0.5 of the smaller radius\n"));
+  CHECK(contains(o.err, "warning:   ... and 21 more; the deepest: \"b\" segment 0 and \"c\" segment 0: 5e-05 m deep, 1 of the smaller radius\n"));
+  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 7);
+
+  // A scene whose rods are clear of each other: no warning, and zero in the JSON.
+  o = run({"validate", scene("hanging_bristle")});
+  CHECK(o.err.empty());
+  const auto none = nlohmann::json::parse(run({"validate", scene("hanging_bristle"), "--json"}).out)["overlaps"];
+  CHECK(none["segment_pairs"] == 0);
+  CHECK(none["deepest"].is_null());
+  CHECK(none["first"].empty());
+}
+
 TEST_CASE("cli run refuses bad scenes and non-empty folders without writing") {
   test::TempFolder folder("cli-run");
   const std::string bad = folder / "bad.json";

@@ -1,5 +1,7 @@
 list(APPEND BRISTLE_TEST_SOURCES
   contact/test_signed_distance.cpp
+  contact/test_segment_distance.cpp
+  contact/test_rod_overlaps.cpp
   contact/test_constraint_filter.cpp
   contact/test_friction.cpp
   contact/test_drape.cpp

@@ -120,6 +120,7 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"54_straight_zero_length", "a straight generator's \"to\" equals its \"from\": a relation of two values"},
     {"57_weight_overflows", "density x gravity overflows a double: arithmetic"},
     {"58_generator_endpoint_overflows", "an edge longer than a double can hold: arithmetic"},
+    {"61_brush_too_dense", "tilted bristles that cannot be drawn clear of each other: geometry"},
 };
 
 // Malformed files that are no JSON document a validator could check (nlohmann/json refuses

@@ -185,6 +185,13 @@ TEST_CASE("scene: malformed 2D scenes and brushes are refused") {
        "an integer in [1, 1]"},
       {"brush bristles overlapping", set("/rods/0/generator/layout/spacing", 0.00015),
        "/rods/0/generator/layout/spacing", "at least the bristle diameter"},
+      {"brush bristles tilted into each other",
+       [](json& scene) {
+         json& generator = scene["rods"][0]["generator"];
+         generator["layout"] = {{"type", "grid"}, {"columns", 30}, {"spacing", 0.0002}};
+         generator["jitter"] = {{"direction", 1.2}, {"seed", 3}};
+       },
+       "/rods/0/generator", "the bristles do not fit"},
       {"brush zero direction", set("/rods/0/generator/direction", json::array({0, 0})),
        "/rods/0/generator/direction", "non-zero direction"},
       {"brush negative length", set("/rods/0/generator/length", -0.01), "/rods/0/generator/length",

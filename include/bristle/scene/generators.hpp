@@ -39,6 +39,9 @@ struct BrushSpec {
   double length = 0.0;         ///< bristle length before jitter [m], > 0
   int segments = 1;            ///< edges per bristle
   BrushJitter jitter;
+  /// The bristles' radius [m]. When > 0 and the direction jitter is on, bristles are planted
+  /// clear of each other (plant_brush); 0 plants them as drawn.
+  double bristle_radius = 0.0;
 };
 
 /// Orthonormal (u, v) spanning the base plane, with (u, v, direction) right-handed.
@@ -56,9 +59,45 @@ std::vector<Vec3> brush_root_offsets(const BrushSpec& spec);
 /// generating a brush whose size might be absurd.
 double brush_bristle_estimate(const BrushSpec& spec);
 
-/// Every bristle's vertices, root first, in the order of brush_root_offsets. Jitter draws
-/// three numbers per bristle from SplitMix64(seed) whether or not each jitter is enabled, so
-/// turning one jitter on does not change the other.
+/// Most draws of its direction jitter a bristle may take to stay clear of the earlier ones.
+inline constexpr int kMaxBristleDraws = 1000;
+
+/// Why a brush could not be planted without bristles overlapping.
+struct BrushConflict {
+  int bristle = -1;    ///< the first bristle (in root order) no draw placed clear of the earlier ones
+  int neighbour = -1;  ///< an earlier bristle its last draw overlapped
+  int draws = 0;       ///< draws tried (kMaxBristleDraws)
+};
+
+struct BrushPlanting {
+  /// Every bristle's vertices, root first, in the order of brush_root_offsets; empty when
+  /// `failed`.
+  std::vector<std::vector<Vec3>> bristles;
+  bool failed = false;
+  BrushConflict conflict;  ///< when failed
+  int redrawn = 0;         ///< bristles whose first draw overlapped an earlier bristle
+};
+
+/// Plants the brush's bristles.
+///
+/// Jitter draws three numbers per bristle from SplitMix64(seed) (length, tilt, azimuth)
+/// whether or not each jitter is enabled, so turning one jitter on does not change the other.
+///
+/// With a bristle radius r > 0 and direction jitter, each bristle, as a straight capsule from
+/// root to tip, is checked against the earlier bristles that could reach it (their roots
+/// closer than 2 L_max sin(jitter.direction) + 2 r in the base plane). If its centre line
+/// passes closer than 2 r to one of theirs, its direction is drawn again (tilt and azimuth,
+/// two numbers from a second SplitMix64 stream seeded with seed ^ kBrushRedrawSalt, shared
+/// by all redraws in bristle order; its length stays), up to kMaxBristleDraws draws in all.
+/// A bristle none of whose draws fits fails the planting. Bristles whose first draw fits are
+/// exactly as without the check, and the result is a function of the spec alone.
+BrushPlanting plant_brush(const BrushSpec& spec);
+
+/// The second stream's seed is the brush's seed XOR this (an arbitrary odd constant).
+inline constexpr std::uint64_t kBrushRedrawSalt = 0x5851F42D4C957F2Dull;
+
+/// plant_brush(spec).bristles: every bristle's vertices, or none when they cannot be planted
+/// clear of each other.
 std::vector<std::vector<Vec3>> brush_bristles(const BrushSpec& spec);
 
 /// A circular helix around `axis` through `centre` (issue 15's `helix` generator).
