@@ -300,7 +300,8 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   auto& preconditioner = solver_.preconditioner();
   // Coupling elements (SystemAssembler::coupling_matrix) tie rods: CG solves the coupled
   // system, the per-rod factors are its preconditioner.
-  ctx.solved_per_rod = !contact_.enabled() && !assembler_.has_coupling();
+  coupled_ = assembler_.has_coupling();
+  ctx.solved_per_rod = !contact_.enabled() && !coupled_;
   // The converged solver's convergence test reuses the guess's factors.
   const bool keep_factors = ctx.solved_per_rod && settings_.converged() && ctx.iteration == 0;
   if (ctx.solved_per_rod) {
@@ -327,7 +328,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   if (ctx.solved_per_rod) {
     preconditioner.declare_blocks_solved(values, keep_factors);
   } else {
-    if (assembler_.has_coupling()) {
+    if (coupled_) {
       // A new pattern each assembly (coupling elements come and go): analysed anew, not
       // recognised by its arrays' addresses.
       coupled_system_ = assembler_.matrix() + assembler_.coupling_matrix();
@@ -607,6 +608,9 @@ bool ImplicitEuler::test_convergence(StepContext& ctx) {
   // J_guess^-1 r with the factors the guess's solve kept. Near the answer it is Newton's
   // correction up to the change of J over the step (small where the guess is good; where it
   // is not, the correction is large and Newton iterates).
+  // With coupling elements the kept factors are the rods' blocks only, not J: no estimate
+  // from them; Newton iterates and tests its own corrections.
+  if (coupled_) return false;
   const DofLayout& layout = model_.layout;
   const VecX& v_hat = *ctx.v_hat;
   const double h = ctx.h, alpha = model_.damping_mass;

@@ -300,6 +300,32 @@ TEST_CASE("twist DOFs have the edges' axial moment of inertia, no gravity, and s
   assembler.assemble(state.positions, 0.0, HessianProjection::Projected, 0.0, gradient);
   for (int j = 0; j < rod.edge_count(); ++j) CHECK(gradient[model.layout.edge_dof(1, j)] == 0.0);
   CHECK(gradient[model.layout.vertex_dof(1, 2) + 1] == doctest::Approx(rod.vertex_mass(2) * 9.81).epsilon(1e-12));
+  // The assembler's own pattern, band widths and expansion on a layout with twist nodes: its
+  // matrix against finite differences of its gradient, away from rest.
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VecX x = state.positions;
+  for (int i = 0; i < x.size(); ++i) x[i] += 0.01 * u(rng);
+  VecX at_x;
+  assembler.assemble(x, 0.0, HessianProjection::Exact, 1.0, at_x);
+  const Eigen::MatrixXd matrix(assembler.matrix());
+  const DofLayout& layout = model.layout;
+  double largest = 0.0, worst = 0.0;
+  for (int j = 0; j < x.size(); ++j) {
+    if (layout.free_index(j) < 0) continue;
+    VecX plus = x, minus = x, g_plus, g_minus;
+    plus[j] += 1e-6;
+    minus[j] -= 1e-6;
+    assembler.assemble(plus, 0.0, HessianProjection::Exact, 0.0, g_plus);
+    assembler.assemble(minus, 0.0, HessianProjection::Exact, 0.0, g_minus);
+    const VecX column = (g_plus - g_minus) / 2e-6;
+    for (int i = 0; i < x.size(); ++i) {
+      if (layout.free_index(i) < 0) continue;
+      largest = std::max(largest, std::abs(column[i]));
+      worst = std::max(worst, std::abs(matrix(layout.free_index(i), layout.free_index(j)) - column[i]));
+    }
+  }
+  CHECK(largest > 0.0);
+  CHECK(worst <= 1e-6 * largest);
 }
 
 TEST_CASE("elements mixing vertex and edge slots scatter to the right DOFs") {
@@ -515,4 +541,15 @@ TEST_CASE("a helix with twist DOFs is at rest as given, and committing frames ch
   twist.advance<3>(x);
   CHECK(bend.rod_energy<3>(0, x) == doctest::Approx(bent).epsilon(1e-12));
   CHECK(twist.rod_energy<3>(0, x) == doctest::Approx(twisted).epsilon(1e-12));
+  // The committed frames are x's: tangents along x's edges, directors perpendicular to them.
+  for (int k = 0; k < twist.size(); ++k) {
+    const auto& dof = twist.dofs(k);
+    const StencilFrames& frames = twist.constants(k).frames;
+    const Vec3 edge0 = (x.segment<3>(dof[2]) - x.segment<3>(dof[0])).normalized();
+    const Vec3 edge1 = (x.segment<3>(dof[4]) - x.segment<3>(dof[2])).normalized();
+    CHECK((frames.tangent[0] - edge0).norm() < 1e-14);
+    CHECK((frames.tangent[1] - edge1).norm() < 1e-14);
+    CHECK(std::abs(frames.director[0].dot(edge0)) < 1e-12);
+    CHECK(std::abs(frames.director[1].dot(edge1)) < 1e-12);
+  }
 }

@@ -99,8 +99,9 @@ class SystemAssembler {
   /// added to a term's table (`table<Term>().add_coupling(...)`) and stay until
   /// clear_coupling(). assemble() sums their gradient and K w first, serially, then adds each
   /// rod's share as the rod is assembled (the callback sees final values); their Hessian goes
-  /// to coupling_matrix() (matrix_scale K_coupling, free-free, both triangles), not to
-  /// matrix() and not to the rods' bands: the system is matrix() + coupling_matrix().
+  /// to coupling_matrix() (matrix_scale K_coupling, free-free, both triangles; like matrix(),
+  /// from the last assemble() that formed a matrix), not to matrix() and not to the rods'
+  /// bands: the system is matrix() + coupling_matrix().
   bool has_coupling() const;
   void clear_coupling();
   const SparseMatrix& coupling_matrix() const { return coupling_matrix_; }

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cassert>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -289,6 +290,13 @@ class ElementTable {
             continue;
           }
           const auto [first, width] = band_of_free(fa);
+          // The pair's block must lie in the band's lower triangle: slots in increasing,
+          // non-overlapping DOF order, within the half-bandwidth (a term listing its slots out
+          // of order would otherwise write into other entries).
+          const int size_a = Term::kSlots[a] == SlotKind::Vertex ? layout.dimension() : 1;
+          const int size_b = Term::kSlots[b] == SlotKind::Vertex ? layout.dimension() : 1;
+          if ((a != b && fa < fb + size_b) || fa + size_a - 1 - fb > width)
+            throw std::logic_error("element slots out of DOF order or outside the rod's band");
           bases_.push_back(band_index(fa - first, fb - first, width));
         }
   }

@@ -270,9 +270,11 @@ class ImplicitEuler {
   const Model& model_;
   SolverSettings settings_;
   SystemAssembler assembler_;
-  // matrix() + coupling_matrix() of the last assembly, when the assembler has coupling elements.
+  // matrix() + coupling_matrix() of the last assembly, when it had coupling elements
+  // (`coupled_`, recorded there: elements added or cleared since do not count until the next).
   SparseMatrix coupled_system_;
-  SparseMatrix& system_matrix() { return assembler_.has_coupling() ? coupled_system_ : assembler_.matrix(); }
+  bool coupled_ = false;
+  SparseMatrix& system_matrix() { return coupled_ ? coupled_system_ : assembler_.matrix(); }
   VecX mass_;          // per DOF
   std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)
   VecX dof_length_;    // per DOF: its rod's rest length [m] (the convergence test's scale)
