@@ -177,7 +177,10 @@ double brush_bristle_estimate(const BrushSpec& spec) {
 BrushPlanting plant_brush(const BrushSpec& spec) {
   assert(spec.length > 0.0 && spec.segments >= 1 && spec.spacing > 0.0);
   const Vec3 d = spec.direction.normalized();
-  const auto [u, v] = brush_base_axes(d, spec.dimension);
+  // Named copies, not a structured binding: a lambda below uses them, which C++17 allows only
+  // for variables (clang refuses captured bindings).
+  const std::pair<Vec3, Vec3> axes = brush_base_axes(d, spec.dimension);
+  const Vec3 u = axes.first, v = axes.second;
   const std::vector<Vec3> offsets = brush_root_offsets(spec);
   SplitMix64 rng(spec.jitter.seed);
   SplitMix64 redraw(spec.jitter.seed ^ kBrushRedrawSalt);
