@@ -11,7 +11,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <limits>
 
 #include "bristle/contact/rod_overlaps.hpp"
 #include "bristle/contact/segment_distance.hpp"
@@ -72,77 +72,160 @@ Vec3 tilted(const Vec3& direction, const Vec3& w, double tilt) {
   return std::cos(tilt) * direction + std::sin(tilt) * w;
 }
 
-// The bristles planted so far, as capsules from root to tip, bucketed by root in the base
-// plane so that a new bristle meets only those that could reach it: a bristle of length
-// at most L_max tilted at most theta from `direction` stays within L_max sin(theta) of its
-// root's line, so two can come within 2 r only if their roots are closer than
-// reach = 2 L_max sin(theta) + 2 r. Cells are `reach` wide: the 3 x 3 cells around a root
-// hold every root within reach.
+// The bristles planted so far, as capsules from root to tip, indexed by their shadows on the
+// base plane: two capsules can come within 2 r of each other only if their projections onto
+// the plane (2D segments from root to the tip's foot) do. Each shadow is sampled every h or
+// closer, and each sample is listed in the cell of a uniform grid, c = h + 2 r wide, that
+// holds it. If two shadows come within 2 r at points p and q, the samples nearest to p and q
+// are within h/2 + 2 r + h/2 = c of each other, so in the same or adjacent cells: a new
+// capsule meets only the shadows listed in the 3 x 3 cells around its own samples.
+//
+// h is the root spacing, but at least 1/64 of the longest shadow, so that a capsule has at
+// most 65 samples: the work per bristle is then bounded by the samples and the shadows
+// crossing a cell, which stay few unless bristles are long and strongly tilted for their
+// spacing. Every cell visited and candidate tested counts against kMaxBrushOverlapWork.
 class BristleField {
  public:
-  BristleField(const BrushSpec& spec, const Vec3& u, const Vec3& v) : u_(u), v_(v) {
+  BristleField(const BrushSpec& spec, const Vec3& u, const Vec3& v, const std::vector<Vec3>& offsets)
+      : u_(u), v_(v), origin_(spec.root) {
     const double longest = spec.length * (1.0 + spec.jitter.length);
-    reach_ = 2.0 * longest * std::sin(spec.jitter.direction) + 2.0 * spec.bristle_radius;
+    const double shadow = longest * std::sin(spec.jitter.direction);
+    radius_ = spec.bristle_radius;
     // Stricter than the overlap check of `bristle validate` by half its slack, so that
     // nothing planted here is reported there, whatever the rounding of the vertices along
     // the bristle; as lenient as the spacing check, so that bristles exactly 2 r apart fit.
-    clearance_ = 2.0 * spec.bristle_radius * (1.0 - 0.5 * kOverlapSlack);
-    radius_ = spec.bristle_radius;
+    clearance_ = 2.0 * radius_ * (1.0 - 0.5 * kOverlapSlack);
+    step_ = std::max({spec.spacing, 2.0 * radius_, shadow / kMaxShadowSteps});
+
+    // The box holding every root, grown by the longest shadow and a cell on each side.
+    Eigen::Vector2d lo = Eigen::Vector2d::Constant(std::numeric_limits<double>::infinity());
+    Eigen::Vector2d hi = -lo;
+    for (const Vec3& offset : offsets) {
+      const Eigen::Vector2d p(offset.dot(u_), offset.dot(v_));
+      if (!p.allFinite()) continue;
+      lo = lo.cwiseMin(p);
+      hi = hi.cwiseMax(p);
+    }
+    double cell = (step_ + 2.0 * radius_) * (1.0 + 1e-9);
+    lo.array() -= shadow + cell;
+    hi.array() += shadow + cell;
+    // Nothing to index (no finite root), or an overflowing layout the scene reader refuses
+    // afterwards: no check.
+    if (!(lo.x() <= hi.x()) || !(hi - lo).allFinite() || !std::isfinite(cell)) return;
+    // Coarser cells (still correct, only less selective) keep the grid's memory bounded.
+    auto count = [&](double width) { return std::floor(width / cell) + 1.0; };
+    while (count(hi.x() - lo.x()) * count(hi.y() - lo.y()) > kMaxCells) cell *= 2.0;
+    if (!std::isfinite(count(hi.x() - lo.x()) * count(hi.y() - lo.y()))) return;
+    cell_ = cell;
+    lo_ = lo;
+    columns_ = static_cast<std::int64_t>(count(hi.x() - lo.x()));
+    rows_ = static_cast<std::int64_t>(count(hi.y() - lo.y()));
+    head_.assign(static_cast<std::size_t>(columns_ * rows_), -1);
+    cell_seen_.assign(head_.size(), 0);
+    indexed_ = true;
   }
 
-  // The planted bristles whose roots are within reach of `offset`, in increasing order.
-  std::vector<int> neighbours(const Vec3& offset) const {
-    const Cell c = cell(offset);
-    std::vector<int> found;
-    for (std::int64_t i = c.first - 1; i <= c.first + 1; ++i)
-      for (std::int64_t j = c.second - 1; j <= c.second + 1; ++j) {
-        const auto bucket = cells_.find({i, j});
-        if (bucket != cells_.end()) found.insert(found.end(), bucket->second.begin(), bucket->second.end());
-      }
-    std::sort(found.begin(), found.end());
-    return found;
-  }
-
-  // The first of `neighbours` that the capsule base-tip overlaps, or -1.
-  int conflict(const Vec3& base, const Vec3& tip, const std::vector<int>& neighbours) const {
+  // The first earlier bristle the capsule base-tip comes closer than 2 r to, or -1. Its
+  // work (cells visited, candidates tested) is added to `work`.
+  int conflict(const Vec3& base, const Vec3& tip, std::int64_t& work) {
     // Non-finite tips (an overflowing length) are refused by the scene reader afterwards.
-    if (!base.allFinite() || !tip.allFinite()) return -1;
+    if (!indexed_ || !base.allFinite() || !tip.allFinite()) return -1;
+    ++query_;
     const Vec3 lo = base.cwiseMin(tip).array() - radius_, hi = base.cwiseMax(tip).array() + radius_;
-    for (const int k : neighbours) {
-      const Capsule& other = planted_[k];
-      if ((hi.array() < other.lo.array()).any() || (other.hi.array() < lo.array()).any()) continue;
-      if (segment_distance(base, tip, other.base, other.tip).distance < clearance_) return k;
+    const Vec3 axis = tip - base;
+    // The 3 x 3 blocks around consecutive samples overlap; each cell is visited once.
+    for (const std::int64_t cell : shadow_cells(base, tip)) {
+      const std::int64_t i = cell % columns_, j = cell / columns_;
+      for (std::int64_t jj = std::max<std::int64_t>(j - 1, 0); jj <= std::min(j + 1, rows_ - 1); ++jj)
+        for (std::int64_t ii = std::max<std::int64_t>(i - 1, 0); ii <= std::min(i + 1, columns_ - 1); ++ii) {
+          const auto visited = static_cast<std::size_t>(jj * columns_ + ii);
+          if (cell_seen_[visited] == query_) continue;
+          cell_seen_[visited] = query_;
+          ++work;
+          for (int e = head_[visited]; e >= 0; e = entries_[e].next) {
+            const int k = entries_[e].bristle;
+            if (seen_[k] == query_) continue;
+            seen_[k] = query_;
+            ++work;
+            const Capsule& other = planted_[k];
+            if ((hi.array() < other.lo.array()).any() || (other.hi.array() < lo.array()).any()) continue;
+            if (lines_clear(base, axis, other)) continue;
+            if (segment_distance(base, tip, other.base, other.tip).distance < clearance_) return k;
+          }
+        }
     }
     return -1;
   }
 
   // Bristles are added in order, so planted_[k] is bristle k.
-  void add(const Vec3& base, const Vec3& tip, const Vec3& offset) {
-    if (base.allFinite() && tip.allFinite()) cells_[cell(offset)].push_back(static_cast<int>(planted_.size()));
+  void add(const Vec3& base, const Vec3& tip) {
+    const int k = static_cast<int>(planted_.size());
     planted_.push_back({base, tip, base.cwiseMin(tip).array() - radius_, base.cwiseMax(tip).array() + radius_});
+    seen_.push_back(0);
+    if (!indexed_ || !base.allFinite() || !tip.allFinite()) return;
+    for (const std::int64_t cell : shadow_cells(base, tip)) {
+      entries_.push_back({k, head_[static_cast<std::size_t>(cell)]});
+      head_[static_cast<std::size_t>(cell)] = static_cast<int>(entries_.size() - 1);
+    }
   }
 
  private:
-  using Cell = std::pair<std::int64_t, std::int64_t>;
+  static constexpr double kMaxShadowSteps = 64.0;
+  static constexpr double kMaxCells = 1 << 22;
+
   struct Capsule {
     Vec3 base, tip, lo, hi;
   };
 
-  // Cell coordinates, clamped so that no offset overflows them (clamping is monotone: roots
-  // within reach still fall in neighbouring or equal cells). A NaN offset (an overflowing
-  // layout, refused by the scene reader afterwards) goes to the lowest cell.
-  Cell cell(const Vec3& offset) const {
-    auto index = [&](double x) {
-      const double q = reach_ > 0.0 && std::isfinite(reach_) ? std::floor(x / reach_) : 0.0;
-      return static_cast<std::int64_t>(q > -1e15 ? std::min(q, 1e15) : -1e15);
-    };
-    return {index(offset.dot(u_)), index(offset.dot(v_))};
+  // Whether the infinite lines through two capsules' axes are clearly farther apart than
+  // the clearance: a cheap lower bound on the segments' distance, |(b2 - b1) . n| / |n| with
+  // n = a1 x a2, which rejects most candidates of long, strongly tilted bristles without the
+  // exact segment distance. Nearly parallel axes (n tiny, the bound ill-conditioned) and
+  // bounds within a relative 1e-6 of the clearance are left to the exact test.
+  bool lines_clear(const Vec3& base, const Vec3& axis, const Capsule& other) const {
+    const Vec3 other_axis = other.tip - other.base;
+    const Vec3 n = axis.cross(other_axis);
+    const double nn = n.squaredNorm();
+    if (!(nn > 1e-12 * axis.squaredNorm() * other_axis.squaredNorm())) return false;
+    const double w = (other.base - base).dot(n);
+    const double margin = clearance_ * (1.0 + 1e-6);
+    return w * w > margin * margin * nn;
   }
 
-  Vec3 u_, v_;
-  double reach_ = 0.0, clearance_ = 0.0, radius_ = 0.0;
-  std::map<Cell, std::vector<int>> cells_;
+  struct Entry {
+    int bristle, next;  // the bristle whose shadow has a sample in this cell; the cell's next entry
+  };
+
+  // The distinct cells (row-major indices) of the shadow's samples, at most h apart, both
+  // ends included, in order along the shadow.
+  std::vector<std::int64_t> shadow_cells(const Vec3& base, const Vec3& tip) const {
+    const Eigen::Vector2d a((base - origin_).dot(u_), (base - origin_).dot(v_));
+    const Eigen::Vector2d b((tip - origin_).dot(u_), (tip - origin_).dot(v_));
+    const int steps = static_cast<int>(std::min(std::ceil((b - a).norm() / step_), kMaxShadowSteps + 1.0));
+    std::vector<std::int64_t> cells;
+    for (int s = 0; s <= steps; ++s) {
+      const Eigen::Vector2d p = steps == 0 ? a : Eigen::Vector2d(a + (b - a) * (static_cast<double>(s) / steps));
+      auto index = [&](double x, double from, std::int64_t n) {
+        const double q = std::floor((x - from) / cell_);
+        return static_cast<std::int64_t>(std::clamp(q, 0.0, static_cast<double>(n - 1)));
+      };
+      const std::int64_t cell = index(p.y(), lo_.y(), rows_) * columns_ + index(p.x(), lo_.x(), columns_);
+      if (cells.empty() || cells.back() != cell) cells.push_back(cell);
+    }
+    return cells;
+  }
+
+  Vec3 u_, v_, origin_;
+  double radius_ = 0.0, clearance_ = 0.0, step_ = 0.0, cell_ = 0.0;
+  Eigen::Vector2d lo_ = Eigen::Vector2d::Zero();
+  std::int64_t columns_ = 0, rows_ = 0;
+  bool indexed_ = false;
+  std::vector<int> head_;  // per cell, its latest entry, or -1
+  std::vector<Entry> entries_;
   std::vector<Capsule> planted_;
+  std::vector<std::uint32_t> seen_;       // per bristle, the last query that tested it
+  std::vector<std::uint32_t> cell_seen_;  // per cell, the last query that visited it
+  std::uint32_t query_ = 0;
 };
 
 }  // namespace
@@ -199,7 +282,8 @@ BrushPlanting plant_brush(const BrushSpec& spec) {
   // Parallel bristles planted on one base plane are clear of each other when the spacing
   // is at least 2 r (checked by the scene reader); only tilted ones can meet.
   const bool check = spec.bristle_radius > 0.0 && spec.jitter.direction > 0.0 && offsets.size() > 1;
-  BristleField field(spec, u, v);
+  BristleField field(spec, u, v, offsets);
+  std::int64_t work = 0;
 
   BrushPlanting planting;
   planting.bristles.reserve(offsets.size());
@@ -214,14 +298,13 @@ BrushPlanting plant_brush(const BrushSpec& spec) {
     const Vec3 base = spec.root + offsets[k];
     Vec3 tip = base + length * jittered(tilt_draw, azimuth_draw);
     if (check) {
-      const std::vector<int> neighbours = field.neighbours(offsets[k]);
       int draws = 1;
-      for (int neighbour = field.conflict(base, tip, neighbours); neighbour >= 0;
-           neighbour = field.conflict(base, tip, neighbours)) {
-        if (draws == kMaxBristleDraws) {
+      for (int neighbour = field.conflict(base, tip, work); neighbour >= 0 || work > kMaxBrushOverlapWork;
+           neighbour = field.conflict(base, tip, work)) {
+        if (draws == kMaxBristleDraws || work > kMaxBrushOverlapWork) {
           planting.bristles.clear();
           planting.failed = true;
-          planting.conflict = {static_cast<int>(k), neighbour, draws};
+          planting.conflict = {static_cast<int>(k), neighbour, draws, work > kMaxBrushOverlapWork};
           return planting;
         }
         const double tilt_redraw = redraw.uniform();
@@ -230,7 +313,7 @@ BrushPlanting plant_brush(const BrushSpec& spec) {
         ++draws;
       }
       if (draws > 1) ++planting.redrawn;
-      field.add(base, tip, offsets[k]);
+      field.add(base, tip);
     }
     planting.bristles.push_back(straight_rod(base, tip, spec.segments));
   }

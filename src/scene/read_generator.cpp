@@ -107,6 +107,14 @@ std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
   const double longest = spec.length * (1.0 + spec.jitter.length);
   const double safe_spacing = 2.0 * longest * std::sin(spec.jitter.direction) + 2.0 * r;
   const double safe_tilt = std::asin(std::min(1.0, std::max(0.0, spec.spacing - 2.0 * r) / (2.0 * longest)));
+  if (conflict.out_of_work)
+    return "the bristles cannot be checked for overlaps in bounded time: at bristle " +
+           std::to_string(conflict.bristle) + " the check had done " + std::to_string(kMaxBrushOverlapWork) +
+           " tests, its limit (docs/limits.md); bristles up to " + rounded(longest, true) +
+           " m long and tilted up to " + number_text(spec.jitter.direction) + " rad reach too many others " +
+           number_text(spec.spacing) + " m apart: reduce jitter.direction (at or below " +
+           rounded(safe_tilt, false) + " rad no two bristles can touch), the bristle " +
+           "count or their length";
   return "the bristles do not fit: none of " + std::to_string(conflict.draws) +
          " draws of its direction jitter keeps bristle " + std::to_string(conflict.bristle) +
          " clear of the earlier bristles (the last overlaps bristle " + std::to_string(conflict.neighbour) +

@@ -113,6 +113,9 @@ bristle_cli_exit_test(run_overlaps 0 "run|${_cli_dir}/overlap/crossing_rods.json
 # A brush whose tilted bristles cannot be drawn clear of each other is refused at its generator.
 bristle_cli_exit_test(validate_brush_too_dense 2 "validate|${_cli_dir}/malformed/61_brush_too_dense.json"
                       "-DSTDERR_MATCHES=/rods/0/generator: the bristles do not fit.*increase layout.spacing.*reduce jitter.direction.*radius")
+# One whose overlap check would take unbounded time likewise, saying so.
+bristle_cli_exit_test(validate_brush_check_unbounded 2 "validate|${_cli_dir}/malformed/62_brush_check_unbounded.json"
+                      "-DSTDERR_MATCHES=/rods/0/generator: the bristles cannot be checked for overlaps in bounded time.*reduce jitter.direction")
 bristle_cli_exit_test(schema 0 "schema" "-DSTDOUT_MATCHES=json-schema.org/draft-07/schema")
 bristle_cli_exit_test(schema_extra_argument 2 "schema|scene.json")
 bristle_cli_exit_test(validate_malformed 2 "validate|${_cli_dir}/malformed/10_density_negative.json"

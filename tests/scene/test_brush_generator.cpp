@@ -272,3 +272,44 @@ TEST_CASE("scene: a brush too dense for its tilt fails to plant, naming the bris
   CHECK_FALSE(safe.failed);
   CHECK(safe.redrawn == 0);
 }
+
+TEST_CASE("scene: strongly tilted long bristles, whose shadows cross many grid cells, are planted clear of each other") {
+  // Shadows on the base plane up to 0.025 sin(1.2) = 23 mm long, 47 spacings: the grid
+  // samples each over many cells, and a missed neighbour would show as an overlap here.
+  for (const int dimension : {3, 2}) {
+    CAPTURE(dimension);
+    BrushSpec spec = dense_brush(dimension, BrushLayout::Disk, 5);
+    spec.jitter.direction = 1.2;
+    spec.bristle_radius = 2e-5;
+    const BrushPlanting planting = plant_brush(spec);
+    REQUIRE_FALSE(planting.failed);
+    CHECK(planting.redrawn > 0);
+    CHECK(overlaps(planting.bristles, spec.bristle_radius) == 0);
+    BrushSpec unchecked = spec;
+    unchecked.bristle_radius = 0.0;
+    CHECK(overlaps(brush_bristles(unchecked), spec.bristle_radius) > 0);
+  }
+}
+
+TEST_CASE("scene: a brush whose overlap check would take unbounded time is refused, not checked for ever") {
+  // 10 000 bristles 1 m long, 0.5 mm apart, tilted up to 1.5 rad: each reaches thousands of
+  // others, about 5 10^7 candidate tests in all, beyond kMaxBrushOverlapWork.
+  BrushSpec spec = dense_brush(3, BrushLayout::Grid, 2);
+  spec.rows = spec.columns = 100;
+  spec.length = 1.0;
+  spec.segments = 1;
+  spec.bristle_radius = 1e-6;
+  spec.jitter.direction = 1.5;
+  const BrushPlanting planting = plant_brush(spec);
+  REQUIRE(planting.failed);
+  CHECK(planting.conflict.out_of_work);
+  CHECK(planting.conflict.bristle > 100);
+  CHECK(planting.conflict.bristle < spec.rows * spec.columns);
+  CHECK(planting.bristles.empty());
+  // The same layout with bristles 25 mm long, tilted up to 0.5 rad, is checked within it.
+  spec.length = 0.025;
+  spec.jitter.direction = 0.5;
+  const BrushPlanting fitted = plant_brush(spec);
+  CHECK_FALSE(fitted.failed);
+  CHECK(fitted.bristles.size() == 10000);
+}

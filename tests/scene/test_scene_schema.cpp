@@ -121,6 +121,7 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"57_weight_overflows", "density x gravity overflows a double: arithmetic"},
     {"58_generator_endpoint_overflows", "an edge longer than a double can hold: arithmetic"},
     {"61_brush_too_dense", "tilted bristles that cannot be drawn clear of each other: geometry"},
+    {"62_brush_check_unbounded", "bristles too long and tilted to check for overlaps in bounded time: geometry"},
 };
 
 // Malformed files that are no JSON document a validator could check (nlohmann/json refuses
