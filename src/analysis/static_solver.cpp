@@ -36,7 +36,8 @@ double free_residual(const DofLayout& layout, const VecX& gradient) {
   return r;
 }
 
-/// "rod 'name' vertex i" of the free DOF with the largest |g| (the largest residual force).
+/// "rod 'name' vertex i" (or "edge j (twist)") of the free DOF with the largest |g| (the
+/// largest residual force or moment).
 std::string largest_residual_at(const Model& model, const VecX& gradient) {
   const DofLayout& layout = model.layout;
   int worst = -1;
@@ -51,12 +52,15 @@ std::string largest_residual_at(const Model& model, const VecX& gradient) {
       const int first = layout.vertex_dof(r, i);
       if (worst >= first && worst < first + model.dimension)
         return "rod '" + model.rods[r].name + "' vertex " + std::to_string(i);
+      // A twist DOF's residual is a moment about its edge.
+      if (i + 1 < model.rods[r].vertex_count() && worst == layout.edge_dof(r, i))
+        return "rod '" + model.rods[r].name + "' edge " + std::to_string(i) + " (twist)";
     }
   return "no free vertex";
 }
 
 double energy_magnitude(const EnergyBreakdown& e) {
-  return std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load);
+  return std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load);
 }
 
 /// F: the larger of the largest external force on one vertex and E I / L^2 per rod, at full load.

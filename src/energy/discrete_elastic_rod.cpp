@@ -63,7 +63,7 @@ StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed)
   return carried;
 }
 
-std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director, double poissons_ratio) {
+std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director) {
   const int n = rod.vertex_count();
   std::vector<BendTwistRest> rest(n);
   if (n < 3) return rest;
@@ -71,7 +71,7 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   const Vec3 first_tangent = (x[1] - x[0]).normalized();
   const RodRestFrames frames = space_parallel_frames(x, perpendicular(first_tangent, first_director));
   const double e = rod.material.youngs_modulus, i_section = rod.material.second_moment();
-  const double shear_modulus = e / (2.0 * (1.0 + poissons_ratio));
+  const double shear_modulus = rod.material.shear();
   const double torsion_constant = 2.0 * i_section;  // a round section's polar moment
   for (int i = 1; i + 1 < n; ++i) {
     BendTwistRest& r = rest[i];

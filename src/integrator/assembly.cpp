@@ -176,6 +176,46 @@ void SystemAssembler::build_pattern() {
   }
 }
 
+void SystemAssembler::advance(const VecX& x) {
+  // Only 3D rods carry frames (rods with twist); the 2D instantiation has nothing to commit.
+  if (model_.dimension != 3) return;
+  std::apply([&](auto&... table) { (table.template advance<3>(x), ...); }, terms_);
+}
+
+SystemAssembler::ElementState SystemAssembler::element_state() const {
+  ElementState state;
+  std::apply(
+      [&](auto&... saved) {
+        std::apply(
+            [&](const auto&... table) {
+              // Only terms that commit state are saved; the others' constants never change.
+              auto save = [](auto& into, const auto& from) {
+                if constexpr (HasAdvance<typename std::decay_t<decltype(from)>::Term>::value) into = from.constants();
+              };
+              (save(saved, table), ...);
+            },
+            terms_);
+      },
+      state);
+  return state;
+}
+
+void SystemAssembler::restore_element_state(const ElementState& saved) {
+  std::apply(
+      [&](const auto&... from) {
+        std::apply(
+            [&](auto&... table) {
+              auto restore = [](auto& into, const auto& state) {
+                if constexpr (HasAdvance<typename std::decay_t<decltype(into)>::Term>::value)
+                  into.restore_constants(state);
+              };
+              (restore(table, from), ...);
+            },
+            terms_);
+      },
+      saved);
+}
+
 void SystemAssembler::set_threads(int threads) {
   threads_ = threads < 1 ? 1 : threads;
   const std::size_t length = thread_bands_.empty() ? 0 : thread_bands_.front().size();
@@ -189,6 +229,7 @@ void SystemAssembler::rod_energies(int rod, const VecX& x) const {
 
 EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) const {
   EnergyBreakdown e;
+  e.has_twist = model_.layout.twist_dof_count() > 0;
   const int rods = static_cast<int>(model_.rods.size());
   for_each_term([&](const auto& table) {
     double& sum = e.of(std::decay_t<decltype(table)>::Term::kEnergyTerm);

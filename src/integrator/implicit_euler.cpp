@@ -73,6 +73,9 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
       const int dof = layout.vertex_dof(r, i);
       for (int d = 0; d < model.dimension; ++d) dof_length_[dof + d] = length;
     }
+    // A twist DOF is an angle: its correction is measured against a full turn.
+    for (int j = 0; j < rod.edge_count(); ++j)
+      if (const int dof = layout.edge_dof(r, j); dof >= 0) dof_length_[dof] = 6.283185307179586;
     energy_scale_ += mass * g * length;
   }
 }
@@ -456,7 +459,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
       // U is a sum of terms far larger than its change near convergence: a change within
       // round-off of them counts as no increase.
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
-                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load) +
+                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load) +
                             std::abs(potential_at_v));
       if (change <= kArmijo * step * slope + noise) return {step, true, e};
     }
@@ -534,7 +537,7 @@ void ImplicitEuler::projected_line_search(StepContext& ctx) {
       const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
       const double phi = phi_quadratic(ctx, ctx.trial_v) + e.potential();
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
-                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.gravity) + std::abs(e.load) +
+                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load) +
                             std::abs(phi_current));
       if (phi <= phi_current + noise) {
         ctx.step_length = s;
@@ -671,7 +674,7 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   const EnergyBreakdown& e = ctx.end_energies;
   auto noise_of = [](const EnergyBreakdown& b, double other) {
     return 64.0 * std::numeric_limits<double>::epsilon() *
-           (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.gravity) + std::abs(b.load) +
+           (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.twist) + std::abs(b.gravity) + std::abs(b.load) +
             std::abs(other));
   };
   // BDF2 is not dissipative step by step: on a swinging strand its energy rises by ~1e-5 of
@@ -716,6 +719,9 @@ void ImplicitEuler::commit(State& state, StepContext& ctx) {
   state.time = ctx.t1;
   last_end_time_ = state.time;
   history_ = true;
+  // Stage: transport frames. The reference frames of rods with twist follow their edges to
+  // the committed positions (nothing for rods without).
+  assembler_.advance(state.positions);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -921,6 +927,7 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
   // as two backward Euler steps of half the length; a state it cannot start from is final.
   if (report.ok || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_) return report;
   const State saved = state;
+  const SystemAssembler::ElementState saved_frames = assembler_.element_state();
   const double t1 = state.time + dt;
   // The failed attempt's work counts too.
   StepReport total;
@@ -932,6 +939,7 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
     total.substeps += part.substeps;
     if (!part.ok) {
       state = saved;
+      assembler_.restore_element_state(saved_frames);
       total.ok = false;
       total.failure = part.failure;
       total.failed_rod = part.failed_rod;

@@ -63,6 +63,7 @@ nlohmann::json energies_to_json(const EnergyBreakdown& energies) {
   json["kinetic"] = energies.kinetic;
   json["stretch"] = energies.stretch;
   json["bend"] = energies.bend;
+  if (energies.has_twist) json["twist"] = energies.twist;
   json["elastic"] = energies.elastic();
   json["gravitational"] = energies.gravity;
   json["load"] = energies.load;

@@ -5,4 +5,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   integrator/test_rod_preconditioner.cpp
   integrator/test_length_correction.cpp
   integrator/test_newton.cpp
-  integrator/test_time_schemes.cpp)
+  integrator/test_time_schemes.cpp
+  integrator/test_twist_dynamics.cpp)

@@ -2,7 +2,8 @@
 /// The discrete-elastic-rod terms for the element table (energy/element.hpp): material
 /// bending with two principal stiffnesses and twist, each on the bend-twist stencil
 /// [x_{i-1}, theta_{i-1}, x_i, theta_i, x_{i+1}] of an interior vertex of a rod with twist
-/// DOFs (3D only). Bergou et al., "Discrete Elastic Rods" (2008) and "Discrete Viscous
+/// DOFs (3D only: rods with twist exist only in 3D scenes, so the 2D instantiations the
+/// assembly compiles are never called and do nothing). Bergou et al., "Discrete Elastic Rods" (2008) and "Discrete Viscous
 /// Threads" (2010); derivations in docs/physics.md, "Discrete elastic rods".
 ///
 /// Reference frames. Each element keeps, in its constants, its two edges' reference frames
@@ -41,14 +42,14 @@ StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed)
 /// frames of its initial vertices with the first reference director `first_director`, rest
 /// material curvatures from them ("rest": "initial"; zero for "straight"), stiffnesses
 /// E I / l_i per principal direction and G J / l_i for twist (round section of the material's
-/// radius, G from `poissons_ratio`), zero rest twist.
+/// radius, G the material's shear modulus), zero rest twist.
 struct BendTwistRest {
   StencilFrames frames;
   MaterialBendParameters bend;
   double twist_stiffness = 0.0;  ///< G J / l_i [N m]
   double rest_twist = 0.0;       ///< [rad]
 };
-std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director, double poissons_ratio = 0.5);
+std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director);
 
 namespace detail {
 
@@ -69,8 +70,7 @@ struct BendTwistSlots {
   /// Commits the frames carried to q's edges.
   template <int D>
   static void advance(const Vec<3 * D + 2>& q, Constants& c) {
-    static_assert(D == 3, "discrete elastic rods are 3D");
-    c.frames = transported_frames(q, c.frames);
+    if constexpr (D == 3) c.frames = transported_frames(q, c.frames);
   }
 
   /// The local Hessian handed to the assembly: exact, or projected onto the PSD cone
@@ -87,14 +87,14 @@ struct MaterialBendTerm : detail::BendTwistSlots {
 
   template <int D>
   static double energy(const Vec<3 * D + 2>& q, const Constants& c) {
-    static_assert(D == 3, "discrete elastic rods are 3D");
-    return material_bend_energy(transported_stencil(q, c.frames), c.bend);
+    if constexpr (D == 3) return material_bend_energy(transported_stencil(q, c.frames), c.bend);
+    return 0.0;
   }
 
   template <int D, class Sink>
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    static_assert(D == 3, "discrete elastic rods are 3D");
-    hand_over(material_bend_local(transported_stencil(q, c.frames), c.bend, request.hessian), request, sink);
+    if constexpr (D == 3)
+      hand_over(material_bend_local(transported_stencil(q, c.frames), c.bend, request.hessian), request, sink);
   }
 };
 
@@ -104,15 +104,15 @@ struct TwistTerm : detail::BendTwistSlots {
 
   template <int D>
   static double energy(const Vec<3 * D + 2>& q, const Constants& c) {
-    static_assert(D == 3, "discrete elastic rods are 3D");
-    return twist_energy(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness);
+    if constexpr (D == 3) return twist_energy(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness);
+    return 0.0;
   }
 
   template <int D, class Sink>
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    static_assert(D == 3, "discrete elastic rods are 3D");
-    hand_over(twist_local(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness, request.hessian), request,
-              sink);
+    if constexpr (D == 3)
+      hand_over(twist_local(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness, request.hessian),
+                request, sink);
   }
 };
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bristle/energy/bend.hpp"
+#include "bristle/energy/discrete_elastic_rod.hpp"
 #include "bristle/energy/element.hpp"
 #include "bristle/energy/stretch.hpp"
 #include "bristle/integrator/element_table.hpp"
@@ -38,6 +39,14 @@
 
 namespace bristle {
 
+/// The per-element constants of a tuple of element tables, as a tuple of vectors.
+template <class Tables>
+struct ElementTableConstants;
+template <class... Tables>
+struct ElementTableConstants<std::tuple<Tables...>> {
+  using type = std::tuple<std::vector<typename Tables::Constants>...>;
+};
+
 struct EnergyBreakdown {
   double kinetic = 0.0;  ///< [J]
   double stretch = 0.0;  ///< [J]
@@ -46,6 +55,9 @@ struct EnergyBreakdown {
   double load = 0.0;     ///< -sum F . x [J]
 
   double twist = 0.0;    ///< [J]
+  /// Whether the model has rods with twist: frames then report `twist` (kept out of the
+  /// frames of scenes without, whose format it would change for nothing).
+  bool has_twist = false;
 
   double& of(EnergyTerm term) { return term == EnergyTerm::Stretch ? stretch : term == EnergyTerm::Bend ? bend : twist; }
   double elastic() const { return stretch + bend + twist; }
@@ -110,9 +122,24 @@ class SystemAssembler {
     return std::get<ElementTable<Term>>(terms_);
   }
 
-  /// The energy terms, in assembly order (the order sums are formed in).
-  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>>;
+  /// The energy terms, in assembly order (the order sums are formed in). Rods without twist
+  /// bend by BendTerm (turning angles); rods with twist (3D) by MaterialBendTerm and TwistTerm.
+  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<MaterialBendTerm>,
+                           ElementTable<TwistTerm>>;
   const Terms& terms() const { return terms_; }
+
+  /// The "transport frames" stage: commits every element's state at positions x (the
+  /// discrete elastic rods' reference frames, carried by parallel transport in time to x's
+  /// edges). The step calls it on the positions it commits; statics, modes and line-search
+  /// trial points need not, since the kernels transport the committed frames to whatever
+  /// configuration they are given.
+  void advance(const VecX& x);
+
+  /// The element state advance() changes, per term (empty for terms without state), so that
+  /// a step that is abandoned after some of its parts committed (a split step) can be undone.
+  using ElementState = typename ElementTableConstants<Terms>::type;
+  ElementState element_state() const;
+  void restore_element_state(const ElementState& saved);
 
  private:
   template <int D>

@@ -344,6 +344,14 @@ class ElementTable {
     }
   }
 
+  /// The elements' constants, in element order: what advance() changes, so a caller that may
+  /// abandon a committed step (a split step whose second half fails) saves and restores them.
+  const std::vector<Constants>& constants() const { return constants_; }
+  void restore_constants(const std::vector<Constants>& saved) {
+    assert(saved.size() == constants_.size());
+    constants_ = saved;
+  }
+
   /// Rod r's energy from the last rod_energy() or assemble_rod() of that rod.
   double last_rod_energy(int rod) const { return rod_energy_[rod]; }
 

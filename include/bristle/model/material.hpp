@@ -7,6 +7,12 @@ struct Material {
   double density = 0.0;         ///< [kg/m^3]
   double radius = 0.0;          ///< [m]
   double youngs_modulus = 0.0;  ///< [Pa]
+  /// G [Pa]: resists twist (rods with twist only). 0: from Poisson's ratio 0.5,
+  /// G = E / (2 (1 + nu)) = E / 3 (the scene's default, interface.md section 2).
+  double shear_modulus = 0.0;
+
+  /// The shear modulus in use [Pa].
+  double shear() const { return shear_modulus > 0.0 ? shear_modulus : youngs_modulus / 3.0; }
 
   /// Cross-section area A = pi r^2 [m^2].
   double area() const;
