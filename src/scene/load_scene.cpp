@@ -118,6 +118,8 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
     for (std::string& warning : rod.warnings) scene.warnings.push_back(std::move(warning));
     model.rods.push_back(make_rod(rod.name, rod.material, std::move(rod.vertices), rod.fixed, rod.rest,
                                   model.dimension));
+    model.rods.back().twist = rod.twist;
+    model.rods.back().material_normal = rod.material_normal;
   }
   model.finalize();
   out["rods"] = std::move(rods.expanded);

@@ -25,6 +25,22 @@ std::vector<Vec3> read_straight(const JsonValue& value, int dimension) {
   return straight_rod(from, to, segments);
 }
 
+// A coiled rod (3D): curly hair, helical springs. Keys in docs/scene-format.md.
+std::vector<Vec3> read_helix(const JsonValue& value, int dimension) {
+  const ObjectReader reader =
+      value.object({"type", "centre", "axis", "radius", "pitch", "turns", "handedness", "segments"});
+  if (dimension != 3) reader.fail_at("type", "a helix is a 3D generator (\"dimension\": 3)");
+  HelixSpec spec;
+  spec.centre = reader.require("centre").vector(3);
+  spec.axis = reader.require("axis").direction(3).normalized();
+  spec.radius = reader.require("radius").positive_number();
+  spec.pitch = reader.require("pitch").non_negative_number();
+  spec.turns = reader.require("turns").positive_number();
+  if (const auto h = reader.find("handedness")) spec.right_handed = h->choice({"right", "left"}) == "right";
+  spec.segments = reader.require("segments").int_in(1, kMaxGeneratedSegments);
+  return helix_rod(spec);
+}
+
 // Neighbouring roots closer than a bristle diameter would put bristles inside each other.
 // A spacing of exactly the diameter is allowed despite rounding, within half the slack of the
 // overlap check (the clearance the planting of tilted bristles asks for, plant_brush).
@@ -146,8 +162,9 @@ std::vector<std::vector<Vec3>> read_brush(const JsonValue& value, int dimension,
 }  // namespace
 
 GeneratorOutput read_generator(const JsonValue& value, int dimension, double bristle_radius) {
-  const std::string type = value.type_of({"straight", "brush"});
+  const std::string type = value.type_of({"straight", "helix", "brush"});
   if (type == "straight") return {{read_straight(value, dimension)}, false};
+  if (type == "helix") return {{read_helix(value, dimension)}, false};
   return {read_brush(value, dimension, bristle_radius), true};
 }
 

@@ -146,11 +146,23 @@ void RodsReader::count_vertices(const ObjectReader& reader, std::size_t count) {
 }
 
 void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
-  const ObjectReader reader = entry.object({"name", "material", "vertices", "generator", "fixed", "rest", "pose"});
+  const ObjectReader reader =
+      entry.object({"name", "material", "vertices", "generator", "fixed", "rest", "pose", "twist", "material_normal"});
   const std::string name = reader.has("name") ? reader.require("name").name() : "rod" + std::to_string(index);
   const RodMaterial material = read_rod_material(reader.require("material"), materials_);
   std::string rest = "initial";
   if (const auto r = reader.find("rest")) rest = r->choice({"initial", "straight"});
+  // Discrete elastic rods (twist DOFs and material frames) are 3D.
+  bool twist = false;
+  if (const auto t = reader.find("twist")) {
+    twist = t->boolean();
+    if (twist && dimension_ != 3) reader.fail_at("twist", "rods twist only in 3D scenes (\"dimension\": 3)");
+  }
+  Vec3 material_normal = Vec3::Zero();
+  if (const auto m = reader.find("material_normal")) {
+    if (!twist) reader.fail_at("material_normal", "a material normal orients the frame of a rod with \"twist\": true");
+    material_normal = m->direction(3);
+  }
 
   // The geometry: one rod of given vertices, or the rods a generator makes.
   if (reader.has("vertices") && reader.has("generator"))
@@ -209,6 +221,8 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
                                {"vertices", vertices_json(vertices, dimension_)},
                                {"fixed", fixed},
                                {"rest", rest}};
+    if (twist) expanded["twist"] = true;
+    if (!material_normal.isZero()) expanded["material_normal"] = vector_json(material_normal, 3);
     // The vertices above are already posed; posing them again gives the same (the bones and
     // the target are unchanged), so the expanded scene reloads to the same rod.
     if (!pose_expanded.is_null()) expanded["pose"] = pose_expanded;
@@ -216,6 +230,8 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     RodSpec spec{rod_name, material.material, std::move(vertices), fixed,
                  rest == "straight" ? RestShape::Straight : RestShape::Initial, {}, reader.pointer(),
                  material.pointer.empty() ? reader.pointer_to("material") : material.pointer};
+    spec.twist = twist;
+    spec.material_normal = material_normal;
     if (!pose_warning.empty()) spec.warnings.push_back(pose_warning);
     result_.value.push_back(std::move(spec));
   }

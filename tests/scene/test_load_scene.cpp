@@ -366,3 +366,50 @@ TEST_CASE("scene: a top-level \"$schema\" string is accepted for editors and lef
     CHECK(e.message().find("did you mean \"$schema\"?") != std::string::npos);
   }
 }
+
+TEST_CASE("scene: rods with twist, their shear modulus and the helix generator") {
+  const Scene scene = load_scene_from_string(R"({
+    "format": "bristle-scene/1",
+    "time": { "dt": 0.01, "duration": 1 },
+    "materials": {
+      "hair": { "density": 1300, "radius": 5e-5, "youngs_modulus": 3e9, "poissons_ratio": 0.25 },
+      "wire": { "density": 7800, "radius": 5e-4, "youngs_modulus": 2e11, "shear_modulus": 8e10 },
+      "plain": { "density": 1000, "radius": 1e-3, "youngs_modulus": 1e9 }
+    },
+    "rods": [
+      { "name": "curl", "material": "hair", "twist": true, "material_normal": [0, 0, 1], "fixed": [0, 1],
+        "generator": { "type": "helix", "centre": [0, 0, 0], "axis": [0, -2, 0], "radius": 0.01,
+                       "pitch": 0.02, "turns": 2, "handedness": "left", "segments": 40 } },
+      { "name": "spring", "material": "wire", "twist": true,
+        "vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0.001, 0]] },
+      { "name": "stick", "material": "plain", "vertices": [[0, 0, 0], [0.01, 0, 0]] }
+    ]
+  })", "twist.json");
+  const Rod& curl = scene.model.rods[0];
+  CHECK(curl.twist);
+  CHECK(curl.material_normal == Vec3(0, 0, 1));
+  CHECK(curl.material.shear() == doctest::Approx(3e9 / 2.5).epsilon(1e-15));
+  CHECK(scene.model.rods[1].material.shear() == 8e10);
+  CHECK(scene.model.rods[2].material.shear() == doctest::Approx(1e9 / 3.0).epsilon(1e-15));  // nu = 0.5
+  CHECK_FALSE(scene.model.rods[2].twist);
+  // The layout has a twist DOF per edge of the rods with twist only.
+  CHECK(scene.model.layout.twist_dof_count() == 40 + 2);
+  // The helix: 41 vertices of radius 0.01 about the -y axis through the origin, left-handed,
+  // advancing 0.02 per turn downwards.
+  REQUIRE(curl.vertex_count() == 41);
+  for (const Vec3& x : curl.initial_positions) CHECK(std::hypot(x.x(), x.z()) == doctest::Approx(0.01).epsilon(1e-12));
+  CHECK(curl.initial_positions.back().y() == doctest::Approx(-0.04).epsilon(1e-12));
+  const Vec3 a = curl.initial_positions[0], b = curl.initial_positions[1];
+  // Left-handed about -y: seen from the tip of the axis (below), clockwise, so the angular
+  // momentum direction of the winding is +y.
+  CHECK(a.cross(b).y() > 0.0);
+  // The expanded scene records what was given and reloads to the same rods.
+  CHECK(scene.expanded["rods"][0]["twist"] == true);
+  CHECK(scene.expanded["rods"][0]["material_normal"] == nlohmann::json::array({0.0, 0.0, 1.0}));
+  CHECK(scene.expanded["materials"]["hair"]["shear_modulus"] == doctest::Approx(1.2e9));
+  CHECK_FALSE(scene.expanded["materials"]["plain"].contains("shear_modulus"));
+  CHECK_FALSE(scene.expanded["rods"][2].contains("twist"));
+  const Scene again = load_scene_from_string(scene.expanded.dump(2), "expanded.json");
+  CHECK(again.expanded == scene.expanded);
+  CHECK(again.model.layout.twist_dof_count() == 42);
+}

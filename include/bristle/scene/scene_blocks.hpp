@@ -59,6 +59,8 @@ struct RodSpec {
   std::vector<std::string> warnings;
   std::string pointer;           ///< the `rods` entry it comes from ("/rods/3")
   std::string material_pointer;  ///< where its material is defined ("/materials/nylon")
+  bool twist = false;                    ///< Rod::twist
+  Vec3 material_normal = Vec3::Zero();   ///< Rod::material_normal
 };
 
 /// Refuses a built model whose derived quantities overflow although every number in the
