@@ -4,8 +4,33 @@
 #include <cmath>
 #include <sstream>
 
+#include "bristle/energy/rod_frame.hpp"
+
 namespace bristle {
 namespace {
+
+// How much a rotation turns an edge's material frame relative to its reference frame: the
+// angle about the turned tangent R t from the reference director carried by parallel
+// transport (what the step's "transport frames" stage does to the reference) to the director
+// turned by R (what a clamp does to the material frame). Both maps take t to R t, so the
+// angle is the same for every director perpendicular to t. Zero when R turns t (almost)
+// exactly around, where transport is undefined (docs/physics.md, "Twist in the step").
+double frame_turn(const Vec3& tangent, const Mat3& rotation) {
+  const Vec3 turned = rotation * tangent;
+  if (!(tangent.dot(turned) > -1.0 + 1e-9)) return 0.0;
+  const Vec3 axis = std::abs(tangent.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+  const Vec3 director = tangent.cross(axis).normalized();
+  return signed_angle(parallel_transport(tangent, turned, director), rotation * director, turned);
+}
+
+// The fixed twist DOFs of a handled rod (both vertices of the edge fixed) and their edges.
+template <class Visit>
+void for_each_clamped_edge(const Model& model, int r, Visit&& visit) {
+  const Rod& rod = model.rods[r];
+  if (!rod.twist) return;
+  for (int j = 0; j < rod.edge_count(); ++j)
+    if (rod.is_fixed(j) && rod.is_fixed(j + 1)) visit(j, model.layout.edge_dof(r, j));
+}
 
 [[noreturn]] void fail(const Handle& handle, const std::string& what) {
   throw std::invalid_argument("handle '" + handle.name + "': " + what);
@@ -166,6 +191,15 @@ void HandleDriver::prepare_step(Model& model, State& state, double dt) const {
         const Vec3 target = end[h].apply(rod.initial_positions[i]);
         state.velocities.segment(dof, D) = (target.head(D) - state.positions.segment(dof, D)) / dt;
       }
+      // A clamped edge's material frame turns with the handle: its twist advances by the
+      // step's rotation measured against the transported reference (frame_turn).
+      const Mat3 turn = end[h].rotation * start[h].rotation.transpose();
+      for_each_clamped_edge(model, r, [&](int j, int dof) {
+        const Vec3 tangent = (state.positions.segment<3>(model.layout.vertex_dof(r, j + 1)) -
+                              state.positions.segment<3>(model.layout.vertex_dof(r, j)))
+                                 .normalized();
+        state.velocities[dof] = frame_turn(tangent, turn) / dt;
+      });
     }
   for (std::size_t c = 0; c < collider_handle_.size(); ++c) {
     const int h = collider_handle_[c];
@@ -191,6 +225,15 @@ void HandleDriver::place(Model& model, State& state) const {
         state.positions.segment(dof, D) = pose.apply(rod.initial_positions[i]).head(D);
         state.velocities.segment(dof, D).setZero();
       }
+      // Rods with twist: every edge's material frame turned by the pose, against the
+      // reference frames the kernels carry from the rest edges to the placed ones.
+      if (rod.twist)
+        for (int j = 0; j < rod.edge_count(); ++j) {
+          const int dof = model.layout.edge_dof(r, j);
+          const Vec3 tangent = (rod.initial_positions[j + 1] - rod.initial_positions[j]).normalized();
+          state.positions[dof] = frame_turn(tangent, pose.rotation);
+          state.velocities[dof] = 0.0;
+        }
     }
   }
   for (std::size_t c = 0; c < collider_handle_.size(); ++c)
