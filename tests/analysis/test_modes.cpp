@@ -233,3 +233,60 @@ TEST_CASE("analysis modes: torsional frequencies of a clamped-free rod with twis
     if (segments == 100) CHECK(worst < 0.005);
   }
 }
+
+TEST_CASE("analysis modes: Greenhill's twist buckling of a rod clamped at both ends, M L / (E I) = 2.861 pi") {
+  // A straight rod with twist, both end edges clamped, one of them turned by Phi about the
+  // axis: the uniformly twisted straight rod is an equilibrium, with twisting moment
+  // M = G J Phi / L. It is stable until M L / (E I) reaches 2.861 pi (clamped ends, Timoshenko
+  // and Gere, "Theory of Elastic Stability", section 2.19), where the lowest eigenvalue of the
+  // exact Hessian crosses zero; the buckled shape is a helix. The critical turn is found by
+  // bisection on the sign of the lowest eigenvalue (Sylvester inertia in modal_analysis).
+  constexpr double kGreenhill = 2.861;
+  double previous_error = 1.0;
+  for (const int segments : {40, 80}) {
+    CAPTURE(segments);
+    Material wire;
+    wire.density = 1000.0;
+    wire.radius = 1e-3;
+    wire.youngs_modulus = 1e9;
+    std::vector<Vec3> vertices;
+    const double L = 0.5, h = L / (segments - 1);  // clamp points: the middles of the end edges
+    for (int i = 0; i <= segments; ++i) vertices.push_back(Vec3((i - 0.5) * h, 0.0, 0.0));
+    Model model;
+    model.dimension = 3;
+    model.rods.push_back(make_rod("wire", wire, vertices, {0, 1, segments - 1, segments}, RestShape::Straight, 3));
+    model.rods[0].twist = true;
+    model.finalize();
+    const DofLayout& layout = model.layout;
+    const double GJ = wire.shear() * 2.0 * wire.second_moment(), EI = wire.bending_stiffness();
+    // The twist of edge j at arc length j h (edge 0 at 0, the last edge at L).
+    auto twisted = [&](double phi) {
+      State s = initial_state(model);
+      for (int j = 0; j < segments; ++j) s.positions[layout.edge_dof(0, j)] = phi * std::min(1.0, j * h / L);
+      return s;
+    };
+    auto stable = [&](double phi) {
+      const ModalResult m = modal_analysis(model, twisted(phi), {1});
+      REQUIRE(m.ok);
+      return m.unstable_count == 0;
+    };
+    // The straight twisted rod is an equilibrium.
+    const State at = twisted(10.0);
+    CHECK(modal_analysis(model, at, {1}).max_force < 1e-9 * GJ * 10.0 / L);
+    double lo = 1.0, hi = 40.0;
+    REQUIRE(stable(lo));
+    REQUIRE_FALSE(stable(hi));
+    for (int k = 0; k < 30; ++k) {
+      const double mid = 0.5 * (lo + hi);
+      (stable(mid) ? lo : hi) = mid;
+    }
+    const double critical_moment = GJ * lo / L;
+    const double ratio = critical_moment * L / (EI * kPi);
+    MESSAGE("N = " << segments << ": critical end turn " << lo << " rad, M L / (E I) = " << ratio
+                   << " pi (Greenhill 2.861 pi), relative error " << ratio / kGreenhill - 1.0);
+    const double error = std::abs(ratio / kGreenhill - 1.0);
+    CHECK(error < 0.03);
+    CHECK(error < 0.5 * previous_error);  // second order: about 4 times smaller per halving of h
+    previous_error = error;
+  }
+}
