@@ -74,6 +74,12 @@ def make_material(rng, extreme):
     }
     if extreme and rng.random() < 0.5:
         material[rng.choice(list(material))] = rng.choice(EXTREME_POSITIVE)
+    # What resists twist (rods with "twist": true): Poisson's ratio over its whole range, or G.
+    twist_key = rng.random()
+    if twist_key < 0.25:
+        material["poissons_ratio"] = rng.uniform(-0.99, 0.5)
+    elif twist_key < 0.4:
+        material["shear_modulus"] = log_uniform(rng, 2, 11)
     return material
 
 
@@ -82,7 +88,7 @@ def make_rods(rng, dim, material_names, budget):
     rods, shapes = [], []
     for r in range(rng.randint(1, 3)):
         rod = {"name": f"r{r}", "material": rng.choice(material_names)}
-        kind = rng.choice(["vertices", "straight", "brush"])
+        kind = rng.choice(["vertices", "straight", "brush"] + (["helix"] if dim == 3 else []))
         length = log_uniform(rng, -3, 0)
         if kind == "brush":
             segments = rng.randint(1, 6)
@@ -104,11 +110,21 @@ def make_rods(rng, dim, material_names, budget):
         else:
             segments = rng.randint(1, min(40, max(1, budget - 2)))
             points = polyline(rng, dim, segments, length)
+            if kind == "helix":
+                radius, pitch = length / 4.0, rng.choice([0.0, length / 8.0, length])
+                turns = rng.uniform(0.2, 4.0)
+                rod["generator"] = {"type": "helix", "centre": [0.0, 0.0, 0.0], "axis": unit_vector(rng, 3),
+                                    "radius": radius, "pitch": pitch, "turns": turns,
+                                    "handedness": rng.choice(["right", "left"]), "segments": segments}
+                # Where loads, colliders and handles are placed: near enough (a coil about the origin).
+                points = [[radius * math.cos(2 * math.pi * turns * k / segments),
+                           radius * math.sin(2 * math.pi * turns * k / segments),
+                           pitch * turns * k / segments] for k in range(segments + 1)]
             if kind == "straight":
                 rod["generator"] = {"type": "straight", "from": points[0], "to": points[-1], "segments": segments}
                 points = [[a + (b - a) * k / segments for a, b in zip(points[0], points[-1])]
                           for k in range(segments + 1)]
-            else:
+            elif kind == "vertices":
                 rod["vertices"] = points
             n = segments + 1
             fixed = rng.choice([[], [0], [0, 1], sorted(rng.sample(range(n), rng.randint(1, n)))])
@@ -119,6 +135,10 @@ def make_rods(rng, dim, material_names, budget):
             budget -= n
         if rng.random() < 0.5:
             rod["rest"] = rng.choice(["initial", "straight"])
+        if dim == 3 and rng.random() < 0.4:
+            rod["twist"] = True
+            if rng.random() < 0.3:
+                rod["material_normal"] = unit_vector(rng, 3)
         if kind == "brush":
             rod["fixed"] = rng.choice([[0, 1], [0]])
             shapes = [(name, pts, n, set(rod["fixed"])) if name.startswith(f"r{r}_") else (name, pts, n, fx)

@@ -235,6 +235,19 @@ ModalResult modal_analysis(const Model& model, const State& linearisation_point,
       result.shapes.push_back(std::move(phi));
     }
   }
+  // Stiffnesses near the bottom of the double range (a Young's modulus of 1e-300) can leave
+  // the eigensolver with NaN: a failure to report, not numbers to print or shapes to write.
+  bool finite = true;
+  for (const double lambda : result.eigenvalues) finite = finite && std::isfinite(lambda);
+  for (const VecX& phi : result.shapes) finite = finite && phi.allFinite();
+  if (!finite) {
+    result.message = "the eigensolver returned non-finite eigenvalues or shapes (" + result.method +
+                     "); the stiffnesses may be too small or too large for double precision";
+    result.eigenvalues.clear();
+    result.frequencies_hz.clear();
+    result.shapes.clear();
+    return result;
+  }
   result.ok = true;
   return result;
 }

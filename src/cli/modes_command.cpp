@@ -114,7 +114,13 @@ void write_shapes(const Scene& scene, const State& point, const ModalResult& mod
     double largest = 0.0;
     for (int v = 0; v < model.layout.vertex_count(); ++v)
       largest = std::max(largest, phi.segment(model.layout.vertex_dof(v), D).norm());
-    const double scale = largest > 0.0 ? target / largest : 0.0;
+    // A twist DOF moves its rod's surface by angle x radius: a pure twist mode (its vertices
+    // still to round-off) is scaled by that, not blown up by its vertices' round-off.
+    for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+      for (int j = 0; j < model.rods[r].edge_count(); ++j)
+        if (const int dof = model.layout.edge_dof(r, j); dof >= 0)
+          largest = std::max(largest, std::abs(phi[dof]) * model.rods[r].material.radius);
+    const double scale = largest > 0.0 && std::isfinite(target / largest) ? target / largest : 0.0;
     state.positions = point.positions + scale * phi;
     state.time = static_cast<double>(k + 1);
     frame = make_frame(model, state, static_cast<int>(k + 1));

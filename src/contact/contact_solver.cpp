@@ -207,7 +207,10 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
       const int rank = static_cast<int>(qr.rank());
       const Eigen::MatrixXd Q = qr.householderQ();
       const Eigen::MatrixXd B = Q.leftCols(rank);
-      const Eigen::VectorXd y = (Nd.transpose() * B).completeOrthogonalDecomposition().solve(b);
+      // No normal with a component in the scene's plane (rank 0): nothing to prescribe, and
+      // Eigen's decompositions do not take a matrix without columns.
+      const Eigen::VectorXd y = rank > 0 ? Eigen::VectorXd((Nd.transpose() * B).completeOrthogonalDecomposition().solve(b))
+                                         : Eigen::VectorXd(0);
       const Eigen::VectorXd v_local = v_now.head(D);
       const Eigen::VectorXd y_now = B.transpose() * v_local;
       constraint.frame.topLeftCorner(D, D) = Q;

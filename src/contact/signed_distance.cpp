@@ -15,9 +15,10 @@ double segment_parameter(const Vec3& x, const Vec3& a, const Vec3& b) {
   return std::clamp((x - a).dot(axis) / length2, 0.0, 1.0);
 }
 
-/// A unit vector perpendicular to `axis` (any one).
+/// A unit vector perpendicular to `axis`: axis x z when the axis is not along z, so that in
+/// a 2D scene (everything in the xy plane) it stays in the plane.
 Vec3 any_perpendicular(const Vec3& axis) {
-  const Vec3 trial = std::abs(axis.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+  const Vec3 trial = std::abs(axis.z()) < 0.9 ? Vec3::UnitZ() : Vec3::UnitX();
   return axis.cross(trial).normalized();
 }
 

@@ -153,10 +153,21 @@ void curvature_from_directors(const EdgeGeometry& geo, const Vec3 (&u)[2], const
 Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v) {
   const Vec3 axis = from.cross(to);
   const double c = from.dot(to);
-  assert(c > -1.0);
   // Rodrigues' formula with the unnormalised axis a = from x to, |a| = sin(angle):
   // R v = cos v + a x v + (a . v) a / (1 + cos).
-  return c * v + axis.cross(v) + (axis.dot(v) / (1.0 + c)) * axis;
+  if (c > -1.0 + 1e-6) return c * v + axis.cross(v) + (axis.dot(v) / (1.0 + c)) * axis;
+  // (Nearly) opposite tangents: an edge that turned around within one step, which only a
+  // violent motion does. The minimal rotation is (nearly) undefined there; turn by the angle
+  // between them about a unit axis perpendicular to `from` (a x b if it is not round-off,
+  // else a fixed perpendicular) so that frames stay finite and the step can go on.
+  const double s = axis.norm();
+  Vec3 k = axis / s;
+  if (!(s > 1e-12)) {
+    const Vec3 trial = std::abs(from.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+    k = from.cross(trial).normalized();
+  }
+  const double angle = std::atan2(s, c);
+  return std::cos(angle) * v + std::sin(angle) * k.cross(v) + (1.0 - std::cos(angle)) * k.dot(v) * k;
 }
 
 double signed_angle(const Vec3& p, const Vec3& q, const Vec3& axis) {

@@ -40,6 +40,17 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
     if (!std::isfinite(rod.stretch_stiffness(j)))
       source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                               " overflows a double (Young's modulus x area / length)");
+  if (!rod.twist) return;
+  // Rods with twist: the twist stiffness G J / l_i and each edge's inertia about its axis.
+  const double torsion_constant = 2.0 * rod.material.second_moment();
+  for (int i = 1; i + 1 < rod.vertex_count(); ++i)
+    if (!std::isfinite(rod.material.shear() * torsion_constant / rod.voronoi_length(i)))
+      source.fail(spec.material_pointer, "the twist stiffness of " + vertex_text(rod, i) +
+                                             " overflows a double (shear modulus x torsion constant / length)");
+  for (int j = 0; j < rod.edge_count(); ++j)
+    if (!std::isfinite(rod.material.density * torsion_constant * rod.rest_lengths[j]))
+      source.fail(density, "the rotational inertia of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
+                               " overflows a double (density x polar moment x length)");
 }
 
 }  // namespace

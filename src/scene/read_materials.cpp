@@ -1,6 +1,8 @@
 // Readers of materials: the named table `materials` and single material objects (named or
 // inline in a rod).
 
+#include <cmath>
+
 #include "bristle/scene/scene_blocks.hpp"
 
 namespace bristle {
@@ -26,6 +28,8 @@ ReadResult<Material> read_material(const JsonValue& value) {
     const double ratio = nu->number();
     if (!(ratio > -1.0 && ratio <= 0.5)) nu->fail_expected("a number in (-1, 0.5]");
     material.shear_modulus = material.youngs_modulus / (2.0 * (1.0 + ratio));
+    if (!std::isfinite(material.shear_modulus))
+      nu->fail("the shear modulus E / (2 (1 + nu)) overflows a double");
   }
   if (material.shear_modulus > 0.0) expanded["shear_modulus"] = material.shear_modulus;
   return {material, expanded};

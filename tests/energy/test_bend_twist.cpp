@@ -3,6 +3,7 @@
 // against central finite differences of the energy with the reference frames carried by
 // parallel transport, which is the function the integrator minimises.
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -374,5 +375,26 @@ TEST_CASE("helix generator: on its cylinder, advancing one pitch per turn, with 
     // The sign of (e0 x e1) . e2 is the sign of the torsion: positive for a right-handed helix.
     const double triple = (x[1] - x[0]).cross(x[2] - x[1]).dot(x[3] - x[2]);
     CHECK((right ? triple > 0.0 : triple < 0.0));
+  }
+}
+
+TEST_CASE("parallel transport between (nearly) opposite tangents stays a finite rotation taking one to the other") {
+  // An edge that turns around within one step (violent motion, the scene fuzzer found one)
+  // must not stop the run: the transported director stays a unit vector perpendicular to the
+  // new tangent, and on either side of the switch to the fallback the result is the same
+  // rotation to round-off.
+  const Vec3 a = Vec3(0.3, -0.5, 0.8).normalized();
+  const Vec3 v = a.cross(Vec3::UnitX()).normalized();
+  for (const double gap : {0.0, 1e-12, 1e-7, 1e-6 * 0.999, 1e-6 * 1.001, 1e-4}) {
+    CAPTURE(gap);
+    // b at angle pi - delta from a, with 1 + cos = gap.
+    const double delta = std::acos(std::clamp(gap - 1.0, -1.0, 1.0));
+    const Vec3 w = a.cross(Vec3::UnitY()).normalized();
+    const Vec3 b = (std::cos(delta) * a + std::sin(delta) * w).normalized();
+    const Vec3 moved = parallel_transport(a, b, v);
+    CHECK(moved.allFinite());
+    CHECK(moved.norm() == doctest::Approx(1.0).epsilon(1e-9));
+    CHECK(std::abs(moved.dot(b)) < 1e-6);
+    CHECK((parallel_transport(a, b, a) - b).norm() < 1e-6);
   }
 }
