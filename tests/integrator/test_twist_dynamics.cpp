@@ -41,6 +41,26 @@ Model hanging_helix(bool twist) {
   return model;
 }
 
+/// Nylon (E = 3 GPa) of the given radius [m].
+Material nylon_of_radius(double radius) {
+  Material nylon;
+  nylon.density = 1140.0;
+  nylon.radius = radius;
+  nylon.youngs_modulus = 3e9;
+  return nylon;
+}
+
+/// A 3D model of one rod with twist DOFs.
+Model one_rod_with_twist(const std::string& name, const Material& material, const std::vector<Vec3>& vertices,
+                         std::vector<int> fixed, RestShape rest) {
+  Model model;
+  model.dimension = 3;
+  model.rods.push_back(make_rod(name, material, vertices, std::move(fixed), rest, 3));
+  model.rods[0].twist = true;
+  model.finalize();
+  return model;
+}
+
 double largest_displacement(const Model& model, const State& a, const State& b) {
   double worst = 0.0;
   for (int i = 0; i < model.rods[0].vertex_count(); ++i) {
@@ -86,10 +106,7 @@ TEST_CASE("twist: a rod twisted along its length untwists, the same for every th
   // ramp (pre-twisted elastic state) and released: the twist energy drains into motion and
   // is damped by backward Euler; the positions barely move (torsion decouples from bending
   // at a straight rod). Threads 1 and 2 give bitwise the same states.
-  Material nylon;
-  nylon.density = 1140.0;
-  nylon.radius = 1e-3;
-  nylon.youngs_modulus = 3e9;
+  const Material nylon = nylon_of_radius(1e-3);
   // Four rods, so that two threads share them out.
   Model model;
   model.dimension = 3;
@@ -129,21 +146,14 @@ TEST_CASE("twist: a bent rod spinning freely through whole turns keeps its frame
   // A rigid rotation costs no elastic energy. The reference frames must follow the edges
   // step by step ("transport frames" at each commit): frames left where they started could
   // not be carried to edges that have turned by half a turn (parallel transport from t to -t
-  // is undefined), and the energy would jump there.
-  Material nylon;
-  nylon.density = 1140.0;
-  nylon.radius = 1e-3;
-  nylon.youngs_modulus = 3e9;
+  // has no unique answer), and the energy would jump there.
+  const Material nylon = nylon_of_radius(1e-3);
   std::vector<Vec3> vertices;
   for (int i = 0; i <= 20; ++i) {
     const double a = 0.04 * i;  // an arc in the xy plane, centred on the origin's side
     vertices.push_back(Vec3(0.005 * i - 0.05, 0.02 * std::sin(a), 0.003 * std::cos(2.0 * a)));
   }
-  Model model;
-  model.dimension = 3;
-  model.rods.push_back(make_rod("spinner", nylon, vertices, {}, RestShape::Initial, 3));
-  model.rods[0].twist = true;
-  model.finalize();
+  const Model model = one_rod_with_twist("spinner", nylon, vertices, {}, RestShape::Initial);
   State state = initial_state(model);
   const Vec3 omega(0.0, 0.0, 2.0 * kPi);  // one turn per second about z
   for (int i = 0; i < model.rods[0].vertex_count(); ++i) {
@@ -201,17 +211,10 @@ TEST_CASE("twist: turning a root about the rod's axis turns its clamped frame, a
   // A straight rod along x, clamped in a handle that turns it by 1 rad about its own axis:
   // positions do not move, the clamped edge's twist is the handle's angle at every step, and
   // once the handle stops the free edges follow it (the rod turns rigidly, no twist left).
-  Material nylon;
-  nylon.density = 1140.0;
-  nylon.radius = 5e-4;
-  nylon.youngs_modulus = 3e9;
+  const Material nylon = nylon_of_radius(5e-4);
   std::vector<Vec3> vertices;
   for (int i = 0; i <= 20; ++i) vertices.push_back(Vec3(0.0025 * i, 0.0, 0.0));
-  Model model;
-  model.dimension = 3;
-  model.rods.push_back(make_rod("rod", nylon, vertices, {0, 1}, RestShape::Straight, 3));
-  model.rods[0].twist = true;
-  model.finalize();
+  Model model = one_rod_with_twist("rod", nylon, vertices, {0, 1}, RestShape::Straight);
   Handle handle;
   handle.name = "chuck";
   handle.rods = {"rod"};
@@ -245,20 +248,13 @@ TEST_CASE("twist: a bent rod clamped at both ends in one handle turns rigidly wi
   // oblique axis: the whole rod must turn rigidly, so every clamped edge's frame turns by the
   // angle its own tangent needs (frame_turn), different at the two ends. Getting one end's
   // wrong would leave twist strain locked between the clamps.
-  Material nylon;
-  nylon.density = 1140.0;
-  nylon.radius = 5e-4;
-  nylon.youngs_modulus = 3e9;
+  const Material nylon = nylon_of_radius(5e-4);
   std::vector<Vec3> vertices;
   for (int i = 0; i <= 24; ++i) {
     const double a = 0.12 * i;
     vertices.push_back(Vec3(0.02 * std::sin(a), 0.02 * (1.0 - std::cos(a)), 0.004 * a));
   }
-  Model model;
-  model.dimension = 3;
-  model.rods.push_back(make_rod("arc", nylon, vertices, {0, 1, 23, 24}, RestShape::Initial, 3));
-  model.rods[0].twist = true;
-  model.finalize();
+  Model model = one_rod_with_twist("arc", nylon, vertices, {0, 1, 23, 24}, RestShape::Initial);
   Handle handle;
   handle.name = "frame";
   handle.rods = {"arc"};
