@@ -166,6 +166,7 @@ Model make_strand_model(const StrandBenchmarkSettings& settings) {
     for (int i = 0; i < n; ++i) positions.emplace_back(i * h, 0.0, 0.01 * s);
     model.rods.push_back(make_rod("strand" + std::to_string(s), material, std::move(positions), {0, 1},
                                   RestShape::Initial, 3));
+    model.rods.back().twist = settings.twist;
   }
   model.finalize();
   return model;

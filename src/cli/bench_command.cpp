@@ -26,7 +26,7 @@ const char* const kUsage =
     "                     [--integrator backward_euler|bdf2] [--tolerance T] [--newton K]\n"
     "                     [--newton-tolerance T] [--linearization start|predicted]\n"
     "                     [--projection bending_modes|projected|gauss_newton] [--length-correction]\n"
-    "                     [--line-search|--no-line-search] [--repeat R] [--no-accuracy] [--continuum] [--json]\n"
+    "                     [--line-search|--no-line-search] [--repeat R] [--no-accuracy] [--continuum] [--twist] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
@@ -64,6 +64,8 @@ const char* const kUsage =
     "  --no-accuracy      skip the reference run\n"
     "  --continuum        also compare with the dt -> 0 motion (Richardson extrapolation of\n"
     "                     converged backward Euler at dt/8 and dt/16; slower)\n"
+    "  --twist            strands with twist DOFs (discrete elastic rods: material-frame bending\n"
+    "                     and twist, docs/physics.md)\n"
     "  --json             print one JSON object\n"
     "  --sweep            the performance report instead: 1 to 20000 strands at 1\n"
     "                     and 2 threads, and 1000 strands at dt = 1/60 s and 1/24 s (several minutes)\n"
@@ -176,6 +178,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--integrator", "", true},
                                               {"--tolerance", "", true},
                                               {"--continuum", "", false},
+                                              {"--twist", "", false},
                                               {"--json", "", false},
                                               {"--sweep", "", false},
                                               {"--docs", "", true}});
@@ -234,6 +237,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
   if (parsed.has("--no-line-search")) settings.solver.line_search = false;
   settings.measure_accuracy = !parsed.has("--no-accuracy");
   settings.continuum_reference = parsed.has("--continuum");
+  settings.twist = parsed.has("--twist");
   if (settings.continuum_reference && !settings.measure_accuracy)
     throw UsageError("--continuum needs the accuracy runs (drop --no-accuracy)");
   settings.repeats = positive(parsed, "--repeat", 1, 1);

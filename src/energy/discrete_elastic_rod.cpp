@@ -89,4 +89,28 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   return rest;
 }
 
+GaussNewtonLocal<2> material_bend_gauss_newton(const BendTwistStencil& s, const MaterialBendParameters& p) {
+  const BendTwistStrains strains = bend_twist_strains(s);
+  GaussNewtonLocal<2> out;
+  for (int k = 0; k < 2; ++k) {
+    const double deviation = strains.kappa[k].value - p.rest_curvature[k];
+    out.energy += 0.5 * p.stiffness[k] * deviation * deviation;
+    out.gradient += (p.stiffness[k] * deviation) * strains.kappa[k].gradient;
+    out.hessian.value[k] = p.stiffness[k];
+    out.hessian.vector[k] = strains.kappa[k].gradient;
+  }
+  return out;
+}
+
+GaussNewtonLocal<1> twist_gauss_newton(const BendTwistStencil& s, double rest_twist, double stiffness) {
+  const StencilStrain m = twist_strain(s);
+  const double deviation = m.value - rest_twist;
+  GaussNewtonLocal<1> out;
+  out.energy = 0.5 * stiffness * deviation * deviation;
+  out.gradient = (stiffness * deviation) * m.gradient;
+  out.hessian.value[0] = stiffness;
+  out.hessian.vector[0] = m.gradient;
+  return out;
+}
+
 }  // namespace bristle

@@ -245,6 +245,49 @@ void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian
   curvature_from_directors(geo, m1s, m2s, -0.5, want_hessian, kappa2);
 }
 
+BendTwistStrains bend_twist_strains(const BendTwistStencil& s) {
+  const Vec3 e[2] = {s.x[1] - s.x[0], s.x[2] - s.x[1]};
+  const double n[2] = {e[0].norm(), e[1].norm()};
+  assert(n[0] > 0.0 && n[1] > 0.0);
+  const Vec3 t[2] = {e[0] / n[0], e[1] / n[1]};
+  const double chi = 1.0 + t[0].dot(t[1]);
+  const Vec3 kb = 2.0 * t[0].cross(t[1]) / chi;
+  MaterialDirectors m[2];
+  for (int j = 0; j < 2; ++j) m[j] = material_directors(t[j], s.reference[j], s.theta[j]);
+  // d(w . kb)/de_0 = P_0 (2 t_1 x w - (w . kb) t_1) / (chi n_0),
+  // d(w . kb)/de_1 = P_1 (2 w x t_0 - (w . kb) t_0) / (chi n_1), P_j = I - t_j t_j^T: the
+  // transpose of edge_geometry's dkb applied to w. The directors' own turn with their edges
+  // adds nothing to the gradient (kb is perpendicular to both tangents).
+  const auto binormal_gradient = [&](const Vec3& w, double scale, const Vec3 (&du)[2]) {
+    const double projection = w.dot(kb);
+    Vec3 g0 = 2.0 * t[1].cross(w) - projection * t[1];
+    Vec3 g1 = 2.0 * w.cross(t[0]) - projection * t[0];
+    g0 = (g0 - t[0].dot(g0) * t[0]) * (scale / (chi * n[0]));
+    g1 = (g1 - t[1].dot(g1) * t[1]) * (scale / (chi * n[1]));
+    Vec<8> g;
+    g << g0, g1, scale * kb.dot(du[0]), scale * kb.dot(du[1]);
+    return StencilStrain{scale * projection, stencil_gradient(g)};
+  };
+  BendTwistStrains out;
+  // kappa1 = 1/2 kb . (m2^0 + m2^1), d m2 / d theta = -m1; kappa2 = -1/2 kb . (m1^0 + m1^1),
+  // d m1 / d theta = m2 (as material_curvature_derivatives).
+  const Vec3 minus_m1s[2] = {-m[0].m1, -m[1].m1}, m2s[2] = {m[0].m2, m[1].m2};
+  out.kappa[0] = binormal_gradient(m[0].m2 + m[1].m2, 0.5, minus_m1s);
+  out.kappa[1] = binormal_gradient(m[0].m1 + m[1].m1, -0.5, m2s);
+  out.twist = twist_strain(s);
+  return out;
+}
+
+StencilStrain twist_strain(const BendTwistStencil& s) {
+  const Vec3 e0 = s.x[1] - s.x[0], e1 = s.x[2] - s.x[1];
+  const double n0 = e0.norm(), n1 = e1.norm();
+  const Vec3 kb = curvature_binormal(e0 / n0, e1 / n1);
+  // d(twist)/de_j = kb / (2 n_j), d/dtheta = (-1, 1) (as twist_derivatives).
+  Vec<8> g;
+  g << kb / (2.0 * n0), kb / (2.0 * n1), -1.0, 1.0;
+  return {stencil_twist(s), stencil_gradient(g)};
+}
+
 StencilScalar twist_derivatives(const BendTwistStencil& s, bool want_hessian) {
   const EdgeGeometry geo = edge_geometry(s);
   StencilScalar out;

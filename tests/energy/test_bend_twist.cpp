@@ -11,6 +11,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 
+#include "bristle/energy/discrete_elastic_rod.hpp"
 #include "bristle/energy/material_bend.hpp"
 #include "bristle/energy/twist.hpp"
 #include "bristle/math/psd_projection.hpp"
@@ -240,6 +241,71 @@ TEST_CASE("twisting: gradient and Hessian against finite differences, reference 
       CAPTURE(trial);
       check_derivatives(s, twist_energy_of(0.7 * u(rng), 1.0 + 0.5 * u(rng)), c.step, c.rtol);
     }
+  }
+}
+
+TEST_CASE("strain gradients without the binormal Jacobian: the exact kernels' values and gradients, and finite differences") {
+  // bend_twist_strains and twist_strain feed the default (Gauss-Newton) Hessians and every
+  // gradient pass; they must agree with the FD-checked kernels above on every stencil kind.
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const StencilCase& c : kStencilCases) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const BendTwistStencil s = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
+      CAPTURE(c.name);
+      CAPTURE(trial);
+      StencilScalar kappa[2];
+      material_curvature_derivatives(s, false, kappa[0], kappa[1]);
+      const StencilScalar twist = twist_derivatives(s, false);
+      const BendTwistStrains strains = bend_twist_strains(s);
+      const StencilStrain twist_only = twist_strain(s);
+      const double scale = 1.0 + kappa[0].gradient.cwiseAbs().maxCoeff() + kappa[1].gradient.cwiseAbs().maxCoeff();
+      for (int k = 0; k < 2; ++k) {
+        CHECK(strains.kappa[k].value == doctest::Approx(kappa[k].value).epsilon(1e-13));
+        CHECK((strains.kappa[k].gradient - kappa[k].gradient).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      }
+      CHECK(strains.twist.value == twist.value);
+      CHECK((strains.twist.gradient - twist.gradient).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      CHECK(twist_only.value == twist.value);
+      CHECK((twist_only.gradient - twist.gradient).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      // And directly against central differences of the curvatures with transported frames.
+      const Eigen::VectorXd q = pack(s);
+      for (int k = 0; k < 2; ++k) {
+        auto f = [&](const Eigen::VectorXd& p) { return material_curvatures(transported(s, p))[k]; };
+        const auto gc = compare_matrices(strains.kappa[k].gradient, bristle::test::fd_gradient(f, q, c.step), c.rtol, 1e-9);
+        INFO("kappa", k + 1, ": ", gc.message);
+        CHECK(gc.ok);
+      }
+    }
+  }
+}
+
+TEST_CASE("Gauss-Newton bend-twist Hessians as rank-one terms: the Gauss-Newton matrices, PSD") {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const StencilCase& c : kStencilCases) {
+    const BendTwistStencil s = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
+    CAPTURE(c.name);
+    MaterialBendParameters p;
+    p.stiffness = Vec2(1.0 + 0.5 * u(rng), 0.3 + 0.2 * u(rng));
+    p.rest_curvature = Vec2(0.6 * u(rng), 0.6 * u(rng));
+    const auto dense = [](const auto& terms) {
+      Mat11 m = Mat11::Zero();
+      for (int k = 0; k < terms.kCount; ++k) m += terms.value[k] * terms.vector[k] * terms.vector[k].transpose();
+      return m;
+    };
+    const GaussNewtonLocal<2> bend = material_bend_gauss_newton(s, p);
+    const StencilScalar bend_matrix = material_bend_local_gauss_newton(s, p);
+    CHECK(bend.energy == doctest::Approx(bend_matrix.value).epsilon(1e-13));
+    CHECK((bend.gradient - bend_matrix.gradient).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + bend_matrix.gradient.norm()));
+    CHECK((dense(bend.hessian) - bend_matrix.hessian).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + bend_matrix.hessian.norm()));
+    const GaussNewtonLocal<1> twist = twist_gauss_newton(s, 0.3, 1.7);
+    const StencilScalar twist_matrix = twist_local_gauss_newton(s, 0.3, 1.7);
+    CHECK(twist.energy == doctest::Approx(twist_matrix.value).epsilon(1e-13));
+    CHECK((twist.gradient - twist_matrix.gradient).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + twist_matrix.gradient.norm()));
+    CHECK((dense(twist.hessian) - twist_matrix.hessian).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + twist_matrix.hessian.norm()));
+    for (double v : bend.hessian.value) CHECK(v >= 0.0);
+    CHECK(twist.hessian.value[0] >= 0.0);
   }
 }
 

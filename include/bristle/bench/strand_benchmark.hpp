@@ -42,6 +42,9 @@ struct StrandBenchmarkSettings {
   /// Also compare with the continuous-time motion (dt -> 0): Richardson extrapolation of
   /// converged backward Euler at dt / 8 and dt / 16, 2 x(dt/16) - x(dt/8), on a few strands.
   bool continuum_reference = false;
+  /// Strands with twist DOFs (discrete elastic rods, issue 15): the same strands, straight at
+  /// rest, bent through their material curvatures and twisted.
+  bool twist = false;
   /// Timed runs; the fastest is reported (a shared machine only ever slows a run down, so the
   /// fastest of a few is the best estimate of the code's own cost). Results are identical.
   int repeats = 1;

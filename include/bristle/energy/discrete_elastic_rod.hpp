@@ -51,6 +51,30 @@ struct BendTwistRest {
 };
 std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_director);
 
+/// A Hessian as Count rank-one terms sum_k value_k v_k v_k^T, handed to the assembly as a
+/// PositiveSpectrum (energy/element.hpp): scattered and multiplied without an 11 x 11 matrix.
+template <int Count>
+struct RankOneTerms {
+  static constexpr int kCount = Count;
+  double value[Count] = {};
+  Vec11 vector[Count];
+};
+
+/// A term's energy, gradient and Gauss-Newton Hessian: the stiffness-weighted outer products
+/// of its strains' gradients, PSD by construction (docs/physics.md, "Gauss-Newton Hessians of
+/// the bend-twist stencil").
+template <int Count>
+struct GaussNewtonLocal {
+  double energy = 0.0;
+  Vec11 gradient = Vec11::Zero();
+  RankOneTerms<Count> hessian;
+};
+
+/// Material bending: B1 grad kappa1 grad kappa1^T + B2 grad kappa2 grad kappa2^T.
+GaussNewtonLocal<2> material_bend_gauss_newton(const BendTwistStencil& s, const MaterialBendParameters& p);
+/// Twist: (G J / l) grad m grad m^T.
+GaussNewtonLocal<1> twist_gauss_newton(const BendTwistStencil& s, double rest_twist, double stiffness);
+
 namespace detail {
 
 /// What the two DER terms share: slots, constants, elements (interior vertices of rods with
@@ -73,10 +97,33 @@ struct BendTwistSlots {
     if constexpr (D == 3) c.frames = transported_frames(q, c.frames);
   }
 
-  /// The local Hessian handed to the assembly: exact, or projected onto the PSD cone
-  /// (eigen-clamped) for every projection but Exact.
+  /// Whether a request takes the Gauss-Newton kernel: gradient passes (no Hessian), and the
+  /// Hessian of `gauss_newton` and `bending_modes`
+  /// (the default). The turning-angle bend term's bending modes are its Gauss-Newton part plus
+  /// the stiffness across the bending plane, which the unsigned angle's gradient lacks; the
+  /// material curvatures' gradients have both directions, so here the Gauss-Newton part is the
+  /// bending modes. It leaves out the geometric stiffness (strain times the strains' Hessians),
+  /// which projected onto its positive part drags every swinging stencil (docs/physics.md,
+  /// "Gauss-Newton Hessians of the bend-twist stencil").
+  static bool takes_gauss_newton(const LocalRequest& request) {
+    return !request.hessian || request.projection == HessianProjection::GaussNewton ||
+           request.projection == HessianProjection::BendingModes;
+  }
+
+  /// The local Hessian handed to the assembly: exact for Exact, projected onto the PSD cone
+  /// (eigen-clamped) for Projected.
   template <class Sink>
   static void hand_over(const StencilScalar& local, const LocalRequest& request, Sink&& sink);
+
+  /// Gauss-Newton, or no Hessian at all (a gradient pass takes the cheaper Gauss-Newton kernel
+  /// and drops its Hessian).
+  template <int Count, class Sink>
+  static void hand_over(const GaussNewtonLocal<Count>& local, const LocalRequest& request, Sink&& sink) {
+    if (request.hessian)
+      sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<Count>>{local.hessian});
+    else
+      sink(local.energy, local.gradient, NoHessian{});
+  }
 };
 
 }  // namespace detail
@@ -93,8 +140,13 @@ struct MaterialBendTerm : detail::BendTwistSlots {
 
   template <int D, class Sink>
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    if constexpr (D == 3)
-      hand_over(material_bend_local(transported_stencil(q, c.frames), c.bend, request.hessian), request, sink);
+    if constexpr (D == 3) {
+      const BendTwistStencil s = transported_stencil(q, c.frames);
+      if (takes_gauss_newton(request))
+        hand_over(material_bend_gauss_newton(s, c.bend), request, sink);
+      else
+        hand_over(material_bend_local(s, c.bend, request.hessian), request, sink);
+    }
   }
 };
 
@@ -110,9 +162,13 @@ struct TwistTerm : detail::BendTwistSlots {
 
   template <int D, class Sink>
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    if constexpr (D == 3)
-      hand_over(twist_local(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness, request.hessian),
-                request, sink);
+    if constexpr (D == 3) {
+      const BendTwistStencil s = transported_stencil(q, c.frames);
+      if (takes_gauss_newton(request))
+        hand_over(twist_gauss_newton(s, c.rest_twist, c.twist_stiffness), request, sink);
+      else
+        hand_over(twist_local(s, c.rest_twist, c.twist_stiffness, request.hessian), request, sink);
+    }
   }
 };
 

@@ -75,6 +75,24 @@ void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian
 /// included (Hessian only when asked for).
 StencilScalar twist_derivatives(const BendTwistStencil& s, bool want_hessian);
 
+/// A scalar of the stencil with its gradient only (no Hessian storage).
+struct StencilStrain {
+  double value = 0.0;
+  Vec11 gradient = Vec11::Zero();
+};
+
+/// kappa1, kappa2 and the twist with their gradients, from one pass over the edges' geometry:
+/// the same values and gradients as material_curvature_derivatives and twist_derivatives
+/// (tested against them and against finite differences), without forming the 3 x 6 Jacobian
+/// of the curvature binormal. What the Gauss-Newton Hessians and gradient passes use.
+struct BendTwistStrains {
+  StencilStrain kappa[2];
+  StencilStrain twist;
+};
+BendTwistStrains bend_twist_strains(const BendTwistStencil& s);
+/// The twist alone with its gradient (bend_twist_strains(s).twist, without the curvatures).
+StencilStrain twist_strain(const BendTwistStencil& s);
+
 /// Frames of a whole rod at rest, from its vertices: the first edge's reference director is
 /// `first_director` made perpendicular to the edge (any unit vector not along it), each next
 /// one its predecessor parallel transported along the rod (the space-parallel, or Bishop,
