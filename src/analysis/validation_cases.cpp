@@ -287,7 +287,7 @@ TwistStudy torsional_frequency_study(const std::vector<int>& segments) {
     const Model model = rod_with_twist(steel, straight_vertices(n, L / (n - 0.5)), {0, 1}, RestShape::Straight);
     // A straight rod's twist decouples from its bending and stretching: its torsional modes
     // carry all their (M-orthonormal) mass norm on the twist DOFs, the others none. With
-    // L / r = 20 about 10 bending and axial modes lie below the third torsional one.
+    // L / r = 20 about a dozen bending and axial modes lie below the third torsional one.
     ModalSettings settings;
     settings.count = 24;
     settings.want_shapes = true;
