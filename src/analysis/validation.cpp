@@ -19,6 +19,13 @@ constexpr double kTipTarget = 0.005;        // 0.5% of L (cases 1, 2)
 constexpr double kFrequencyTarget = 0.005;  // 0.5% (case 3)
 constexpr double kGreenhillTarget = 0.02;   // 2% (case 4)
 constexpr double kOrderTarget = 1.0;        // observed order of convergence (case 5)
+// Rods with twist (issue 15).
+constexpr double kTorsionTarget = 0.005;      // 0.5% (case 6)
+constexpr double kTwistBucklingTarget = 0.03; // 3% (case 7)
+constexpr double kSpringTarget = 0.03;        // 3% (case 8)
+constexpr double kCurvedTarget = 0.01;        // 1% (case 9)
+// Every discretisation in cases 6 to 9 is second order; 1.5 tells it from a first-order one.
+constexpr double kTwistOrderTarget = 1.5;
 
 // Published values the elastica solver must reproduce (its own check, case 0).
 struct PublishedTip {
@@ -219,6 +226,118 @@ class Suite {
     report_.checks.push_back(bisection);
   }
 
+  // Cases 6 to 9: one row per compared quantity at the finest resolution, then the
+  // refinement series' row (observed order). `value_format` prints one of Bristle's values;
+  // `row_text` fills the row's reference and anything to add to its parameters.
+  template <class RowText>
+  void twist_case(const std::string& case_name, const TwistStudy& s, const std::string& resolution, double target,
+                  const std::string& series_label, const std::string& quantity, const char* value_format,
+                  RowText&& row_text) {
+    if (!s.ok) {
+      ValidationCheck row;
+      row.case_name = case_name;
+      row.parameters = s.setup;
+      row.target = "within " + target_percent(target);
+      row.note = s.message;
+      report_.checks.push_back(row);
+      return;
+    }
+    // Bristle's values at run i, each with its error against the reference.
+    auto values_at = [&](std::size_t i) {
+      std::string text;
+      for (std::size_t q = 0; q < s.references.size(); ++q)
+        text += (q ? ", " : "") + format(value_format, s.values[i][q]) + " (" +
+                signed_percent(s.relative_error(i, q)) + ")";
+      return text;
+    };
+    const std::size_t last = s.values.size() - 1;
+    std::string references;
+    for (std::size_t q = 0; q < s.references.size(); ++q) {
+      ValidationCheck row;
+      row.case_name = case_name;
+      row.target = "within " + target_percent(target);
+      row_text(row, q, s.references[q]);
+      references += (q ? "; " : "") + row.reference;
+      row.parameters = s.setup + ", " + resolution + " = " + std::to_string(s.segments[last]) + row.parameters;
+      row.bristle = format(value_format, s.values[last][q]);
+      const double error = s.relative_error(last, q);
+      row.error = signed_percent(error);
+      row.pass = std::abs(error) < target;
+      report_.checks.push_back(row);
+    }
+    ConvergencePlotData data;
+    data.label = series_label;
+    data.study = s.convergence;
+    data.quantity = quantity;
+    data.unit = "";
+    data.heading = quantity;
+    data.resolution = resolution;
+    // The runs before the series' first resolution (the spring's first, the base of its first
+    // change) are told before the table.
+    for (std::size_t i = 0; i < s.segments.size(); ++i) {
+      const auto at = std::find(data.study.segments.begin(), data.study.segments.end(), s.segments[i]);
+      if (at == data.study.segments.end()) {
+        data.before += " At " + std::to_string(s.segments[i]) + " " + (resolution == "N" ? "segments" : resolution) +
+                       ": " + values_at(i) + ".";
+      } else {
+        data.values.resize(data.study.segments.size());
+        data.values[at - data.study.segments.begin()] = values_at(i);
+      }
+    }
+    data.before = "The rod: " + s.setup + ". Reference: " + references + "." + data.before;
+    ValidationCheck row;
+    row.case_name = case_name;
+    row.parameters = "refinement series, " + resolution + " = " + std::to_string(s.segments.front()) + ".." +
+                     std::to_string(s.segments.back());
+    row.reference = quantity + " -> 0";
+    row.target = "order >= " + format("%g", kTwistOrderTarget);
+    const ConvergenceStudy& c = s.convergence;
+    row.bristle = format("%.2e", c.errors.front()) + " .. " + format("%.2e", c.errors.back());
+    row.error = "order " + format("%.2f", c.order);
+    row.pass = c.order >= kTwistOrderTarget;
+    report_.checks.push_back(row);
+    report_.twist_convergence.push_back(std::move(data));
+  }
+
+  void torsional_frequencies() {
+    say("case 6: torsional frequencies of a rod with twist");
+    const TwistStudy s = torsional_frequency_study({25, 50, 100});
+    twist_case("6 torsional frequencies", s, "N", kTorsionTarget, "case 6: torsional frequencies, modes 1-3",
+               "largest relative error", "%.2f Hz", [](ValidationCheck& row, std::size_t q, double reference) {
+                 row.parameters = ", torsional mode " + std::to_string(q + 1);
+                 row.reference = format("%.2f Hz ((2k - 1) / (4 L) sqrt(G / rho), k = %g)", reference, q + 1.0);
+               });
+  }
+
+  void twist_buckling() {
+    say("case 7: Greenhill's twist buckling");
+    const TwistStudy s = twist_buckling_study({20, 40, 80, 160}, settings_.quick ? 1e-4 : 1e-6);
+    twist_case("7 twist buckling", s, "N", kTwistBucklingTarget, "case 7: Greenhill's twist buckling", "relative error",
+               "M L / (E I) = %.4f pi", [](ValidationCheck& row, std::size_t, double reference) {
+                 row.parameters = ", lowest eigenvalue of the uniformly twisted rod = 0";
+                 row.reference = format("M L / (E I) = %.3f pi", reference);
+               });
+  }
+
+  void coil_spring() {
+    say("case 8: a close-coiled spring with twist");
+    const TwistStudy s = coil_spring_study({12, 24, 48});
+    twist_case("8 coil spring", s, "edges per turn", kSpringTarget, "case 8: coil spring stiffness",
+               "relative change from the previous resolution", "k = %.3f N/m",
+               [](ValidationCheck& row, std::size_t, double reference) {
+                 row.reference = format("k = G d^4 / (8 D^3 n) = %.3f N/m", reference);
+               });
+  }
+
+  void curved_cantilever() {
+    say("case 9: a quarter circle loaded out of its plane");
+    const TwistStudy s = curved_cantilever_study({10, 20, 40, 80, 160});
+    twist_case("9 curved cantilever", s, "N", kCurvedTarget, "case 9: quarter circle, out-of-plane tip deflection",
+               "relative error", "w = %.5e m", [](ValidationCheck& row, std::size_t, double reference) {
+                 row.reference = format("w = %.5e m (bending + torsion)", reference);
+               });
+  }
+
   void convergence(const std::string& file, const std::string& label) {
     say("case 5: " + file + " at " + std::to_string(convergence_segments(settings_.quick).back()) + " segments and below");
     for_scene(settings_.scene_dir, file, [&](const Model& model) { convergence(file, label, model); });
@@ -283,6 +402,10 @@ ValidationReport run_validation(const ValidationSettings& settings) {
   suite.greenhill("greenhill_column.json");
   suite.convergence("self_weight_gamma_10.json", "self weight, Gamma = 10");
   suite.convergence("tip_load_alpha_1.json", "tip load, alpha = 1");
+  suite.torsional_frequencies();
+  suite.twist_buckling();
+  suite.coil_spring();
+  suite.curved_cantilever();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

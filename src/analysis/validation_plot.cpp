@@ -58,7 +58,8 @@ std::string plot_centrelines_png(const std::vector<CentrelinePlotData>& curves) 
   return canvas.png();
 }
 
-std::string plot_convergence_png(const std::vector<ConvergencePlotData>& series) {
+std::string plot_convergence_png(const std::vector<ConvergencePlotData>& series, const std::string& title,
+                                 const std::string& x_label, const std::string& y_label, bool legend_on_top) {
   const Canvas canvas(640, 480);
   double e_min = 1.0, e_max = 1e-12;
   int n_min = 1 << 30, n_max = 1;
@@ -81,14 +82,19 @@ std::string plot_convergence_png(const std::vector<ConvergencePlotData>& series)
   a.x1 = n_max * 1.4;
   a.y0 = std::pow(10.0, std::floor(std::log10(e_min / 2.0)));
   a.y1 = std::pow(10.0, std::ceil(std::log10(e_max * 2.0)));
+  // A legend on top gets a decade and a half of its own above the data.
+  if (legend_on_top) a.y1 = std::pow(10.0, std::ceil(std::log10(e_max * 2.0) + 1.5));
   // Ticks on N at the resolutions run (10, 20, 40, ...), on the error at the decades.
   std::vector<double> n_ticks;
   for (const auto& s : series)
     for (int n : s.study.segments)
-      if (std::find(n_ticks.begin(), n_ticks.end(), n) == n_ticks.end()) n_ticks.push_back(n);
+      // Resolutions closer than 15% (24 and 25) would print over each other: the first one only.
+      if (std::none_of(n_ticks.begin(), n_ticks.end(),
+                       [&](double t) { return std::max<double>(n, t) < 1.15 * std::min<double>(n, t); }))
+        n_ticks.push_back(n);
   if (n_ticks.empty()) n_ticks = ticks(a.x0, a.x1, true, 0);
-  draw_frame(canvas, a, "segments N", "tip error / L", n_ticks, ticks(a.y0, a.y1, true, 0));
-  canvas.text("Convergence of the cantilever tip (clamp at the first edge's midpoint)", 350, 18, 0.5, 0.0, 14.0);
+  draw_frame(canvas, a, x_label, y_label, n_ticks, ticks(a.y0, a.y1, true, 0));
+  canvas.text(title, 350, 18, 0.5, 0.0, 14.0);
 
   cairo_t* cr = canvas.cr();
   cairo_save(cr);
@@ -121,7 +127,7 @@ std::string plot_convergence_png(const std::vector<ConvergencePlotData>& series)
     for (const Vec2& p : points) dot(canvas, a.px(p.x()), a.py(p.y()), 3.5);
   }
   cairo_restore(cr);
-  double y = a.top + a.height - 20.0 * (series.size() + 2) - 4;
+  double y = legend_on_top ? a.top + 16.0 : a.top + a.height - 20.0 * (series.size() + 2) - 4;
   for (std::size_t i = 0; i < series.size(); ++i, y += 20) {
     char order[64];
     std::snprintf(order, sizeof order, " (observed order %.2f)", series[i].study.order);

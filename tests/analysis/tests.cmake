@@ -5,4 +5,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   analysis/test_stability.cpp
   analysis/test_pose.cpp
   analysis/test_contact_barrier.cpp
-  analysis/test_validation.cpp)
+  analysis/test_validation.cpp
+  analysis/test_validation_twist.cpp)

@@ -13,6 +13,14 @@
 ///   5  self_weight_gamma_10.json, tip_load_alpha_1.json resampled to 10..160 segments:
 ///      observed order of convergence of the tip error, >= 1
 ///
+/// and, for rods with twist, on rods built in code (validation_cases.hpp), each with a
+/// refinement series and its observed order (>= 1.5):
+///
+///   6  torsional frequencies of a clamped-free rod, k = 1..3, within 0.5% at 100 segments
+///   7  Greenhill's twist buckling, M L / (E I) within 3% of 2.861 pi at 160 segments
+///   8  a close-coiled spring's stiffness within 3% of G d^4 / (8 D^3 n) at 48 edges per turn
+///   9  a quarter-circle cantilever's out-of-plane tip deflection within 1% at 160 segments
+///
 /// The targets are issue 4's. The scenes place the clamp as validation_clamped_rod.hpp says.
 
 #include <functional>
@@ -43,16 +51,27 @@ struct CentrelinePlotData {
   std::vector<Vec2> reference;
 };
 
-/// Error against segments (plot of case 5).
+/// Error against segments (plots of case 5 and of cases 6 to 9).
 struct ConvergencePlotData {
   std::string label;  ///< "self weight, Gamma = 10"
   ConvergenceStudy study;
+  std::string quantity = "tip error";   ///< what study.errors are, in the text table
+  std::string unit = " L";              ///< appended to each error in the text table
+  std::string heading = "tip error / L";  ///< the error column's heading in docs/validation.md
+  std::string resolution = "N";         ///< what study.segments count
+  /// Cases 6 to 9: Bristle's value(s) at each of study.segments with their errors against the
+  /// reference, as text, and a sentence for docs/validation.md before the table (the rod, and
+  /// runs outside study.segments). Empty for case 5.
+  std::vector<std::string> values;
+  std::string before;
 };
 
 struct ValidationReport {
   std::vector<ValidationCheck> checks;
   std::vector<CentrelinePlotData> centrelines;
   std::vector<ConvergencePlotData> convergence;
+  /// Cases 6 to 9 (rods with twist): relative errors, their own plot.
+  std::vector<ConvergencePlotData> twist_convergence;
   bool quick = false;
   double seconds = 0.0;  ///< wall time of the whole suite [s]
 

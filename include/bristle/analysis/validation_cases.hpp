@@ -15,6 +15,21 @@
 ///
 /// L is always measured from the effective clamp, the first edge's midpoint
 /// (validation_clamped_rod.hpp).
+///
+/// Rods with twist (cases 6 to 9; discrete elastic rods, `"twist": true`) build their rods in
+/// code, at each resolution of a refinement series, with the clamp at a first edge's midpoint:
+///
+///   torsional frequencies (6): modal_analysis of a straight clamped-free rod, the modes whose
+///     mass norm lies on the twist DOFs, against f_k = (2k - 1) / (4 L) sqrt(G / rho);
+///   Greenhill's twist buckling (7): the end turn Phi of a rod clamped at both end edges at
+///     which the lowest eigenvalue of the uniformly twisted straight rod crosses zero, as
+///     M L / (E I) with M = G J Phi / L, against 2.861 pi (Timoshenko and Gere, "Theory of
+///     Elastic Stability", section 2.19);
+///   coil spring (8): the static extension of a close-coiled helical spring pulled on its axis,
+///     as a stiffness, against k = G d^4 / (8 D^3 n) (Wahl, "Mechanical Springs");
+///   curved cantilever (9): the static out-of-plane tip deflection of a quarter circle under a
+///     small tip load, against w = P R^3 [pi / (4 E I) + (3 pi / 4 - 2) / (G J)] (bending and
+///     torsion by Castigliano, docs/physics.md "Validation of rods with twist").
 
 #include <string>
 #include <vector>
@@ -108,5 +123,46 @@ GreenhillResult find_greenhill_threshold(const Model& model, double low = 2.0, d
 /// relative for the validation column. `evaluations` counts the static solves.
 GreenhillResult find_greenhill_by_imperfection(const Model& model, double low = 2.0, double high = 20.0,
                                                double tolerance = 1e-3, double imperfection = 1e-2);
+
+/// Greenhill's critical twisting moment of a straight rod clamped at both ends, M L / (E I) in
+/// units of pi (Timoshenko and Gere, "Theory of Elastic Stability", 2nd ed., section 2.19).
+inline constexpr double kGreenhillTwist = 2.861;
+
+/// Cases 6 to 9: one refinement series of a rod with twist. The resolution is the number of
+/// edges (cases 6, 7, 9) or of edges per coil turn (case 8).
+struct TwistStudy {
+  bool ok = false;
+  std::string message;                      ///< why a solver failed; empty when ok
+  std::string setup;                        ///< the rod, its material and load, in words
+  std::vector<int> segments;                ///< the resolution of each run
+  std::vector<std::vector<double>> values;  ///< Bristle's compared quantities at each run
+  std::vector<double> references;           ///< each quantity's reference value
+  /// The error measure at each resolution and its observed order. Cases 6, 7, 9: the largest
+  /// |value / reference - 1| over the quantities. Case 8, whose reference is itself a
+  /// close-coil approximation (not the continuum limit of any discretisation): the relative
+  /// change from the previous resolution, |k_N / k_{N/2} - 1|, from the second run on.
+  ConvergenceStudy convergence;
+
+  /// Relative error value / reference - 1 of quantity q at run i.
+  double relative_error(std::size_t run, std::size_t q) const { return values[run][q] / references[q] - 1.0; }
+};
+
+/// Case 6: the first three torsional frequencies [Hz] of a steel rod (L = 1 m, r = 5 cm,
+/// nu = 0.3) clamped at the midpoint of its first edge, at each number of edges.
+TwistStudy torsional_frequency_study(const std::vector<int>& segments);
+
+/// Case 7: M L / (pi E I) at the twist buckling threshold of a rod (L = 0.5 m, r = 1 mm)
+/// clamped at the midpoints of both end edges, at each number of edges; the threshold found by
+/// regula falsi (Illinois) on the lowest eigenvalue to `tolerance` (relative).
+TwistStudy twist_buckling_study(const std::vector<int>& segments, double tolerance = 1e-6);
+
+/// Case 8: the axial stiffness [N/m] of a steel coil spring (wire d = 0.5 mm, coil D = 10 mm,
+/// pitch 4 mm, n = 10 turns from the clamp) hanging from its clamped top, pulled by 0.05 N on
+/// its axis through a radial hook, at each number of edges per turn.
+TwistStudy coil_spring_study(const std::vector<int>& edges_per_turn);
+
+/// Case 9: the tip deflection [m] of a quarter circle (R = 0.1 m, wire r = 1 mm, nu = 0.3) in
+/// the xy plane, clamped at one end, under a tip load P along z with P R^2 / (E I) = 1e-3.
+TwistStudy curved_cantilever_study(const std::vector<int>& segments);
 
 }  // namespace bristle
