@@ -57,8 +57,8 @@ if(NOT stdout MATCHES "first difference beyond tolerance: frame 2, rod \"curl\" 
    OR NOT stdout MATCHES "largest director difference: frame 2, rod \"curl\" \\(index 0\\), edge 7, director: A = [^\n]*angle = 0\\.000987[0-9]* rad")
   message(FATAL_ERROR "CHECK FAILED: compare did not report the turned director")
 endif()
-run_bristle(0 compare "${JSON}" "${WORK}/turned" --angle-tol 0.002)
-run_bristle(2 compare "${JSON}" "${WORK}/turned" --angle-tol -1)
+run_bristle(0 compare "${JSON}" "${WORK}/turned" --director-tol 0.002)
+run_bristle(2 compare "${JSON}" "${WORK}/turned" --director-tol -1)
 
 # export --format usd: normals for the curves.
 set(usda_file "${WORK}/twisted_helix.usda")

@@ -108,7 +108,7 @@ foreach(_scene swing_3d curl_2d)
 endforeach()
 
 # A scene with a rod with twist (format bristle-frames/2, material directors): every layout
-# holds the same directors bit for bit (compare --angle-tol 0), the frames are the same for 1
+# holds the same directors bit for bit (compare --director-tol 0), the frames are the same for 1
 # and 2 threads, and compare, export --format usd and render use the directors.
 foreach(_layout json binary compressed)
   add_test(NAME cli_frames_run_twist_${_layout}
@@ -119,7 +119,7 @@ endforeach()
 foreach(_layout binary compressed)
   add_test(NAME cli_frames_twist_directors_${_layout}
            COMMAND bristle compare ${_frames_work}/twist_json ${_frames_work}/twist_${_layout} --atol 0 --rtol 0
-                   --angle-tol 0 --velocities)
+                   --director-tol 0 --velocities)
   set_tests_properties(cli_frames_twist_directors_${_layout} PROPERTIES FIXTURES_REQUIRED frames_twist
                        PASS_REGULAR_EXPRESSION "^same \\(atol 0, rtol 0, positions and velocities, directors within 0 rad")
 endforeach()
