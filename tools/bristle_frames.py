@@ -40,7 +40,8 @@ def read_manifest(out_dir):
     """The folder's manifest.json as a dict, with "frame_layout" filled in ("json" when absent)."""
     with open(os.path.join(out_dir, "manifest.json"), encoding="utf-8") as stream:
         manifest = json.load(stream)
-    if manifest.get("format") != "bristle-frames/1":
+    # Version 2 adds the material directors of rods with twist (docs/output-format.md).
+    if manifest.get("format") not in ("bristle-frames/1", "bristle-frames/2"):
         raise ValueError(f"{out_dir}/manifest.json: not a bristle output folder (format {manifest.get('format')!r})")
     manifest.setdefault("frame_layout", "json")
     if manifest["frame_layout"] not in _EXTENSIONS:
@@ -79,6 +80,13 @@ def load_frame(path, dimension=None):
     for key in ("positions", "velocities"):
         rows = [vector for rod in data["rods"] for vector in rod[key]]
         frame[key] = np.array(rows, dtype=np.float64).reshape(len(rows), dimension or (len(rows[0]) if rows else 3))
+    # Rods with twist: "directors" as a binary frame holds them, one row per edge of every rod,
+    # zero rows for rods without twist.
+    if any("directors" in rod for rod in data["rods"]):
+        rows = []
+        for rod in data["rods"]:
+            rows.extend(rod.get("directors") or [[0.0, 0.0, 0.0]] * max(len(rod["positions"]) - 1, 0))
+        frame["directors"] = np.array(rows, dtype=np.float64).reshape(len(rows), 3)
     return frame
 
 

@@ -1,13 +1,16 @@
 #include "bristle/export/usd.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <ostream>
 #include <sstream>
 
 #include "bristle/export/collider_mesh.hpp"
+#include "bristle/energy/rod_frame.hpp"
 #include "bristle/export/export_error.hpp"
+#include "bristle/io/frame_directors.hpp"
 #include "bristle/render/color.hpp"
 #include "bristle/render/render_options.hpp"
 #include "bristle/render/render_error.hpp"
@@ -46,6 +49,28 @@ void put_float3(std::ostream& out, const Vec3& v) {
   out << ", ";
   put_float(out, static_cast<float>(v.z()));
   out << ')';
+}
+
+// Per-vertex normals of a rod without twist in a scene with twist: a reference director at
+// the root (the coordinate axis least along the first edge, made perpendicular), parallel
+// transported edge to edge (the space-parallel frame: no twist about the rod), then per vertex.
+std::vector<Vec3> twist_free_normals(const std::vector<Vec3>& positions) {
+  const std::size_t n = positions.size();
+  if (n < 2) return std::vector<Vec3>(n, Vec3::UnitY());
+  std::vector<Vec3> edge(n - 1);
+  Vec3 previous = (positions[1] - positions[0]).normalized();
+  Vec3 axis = Vec3::UnitX();
+  if (std::abs(previous.y()) < std::abs(previous.x()) && std::abs(previous.y()) <= std::abs(previous.z())) axis = Vec3::UnitY();
+  if (std::abs(previous.z()) < std::abs(previous.x()) && std::abs(previous.z()) < std::abs(previous.y())) axis = Vec3::UnitZ();
+  edge[0] = (axis - axis.dot(previous) * previous).normalized();
+  for (std::size_t j = 1; j + 1 < n; ++j) {
+    const Vec3 t = (positions[j + 1] - positions[j]).normalized();
+    Vec3 d = t.norm() > 0.0 && previous.norm() > 0.0 ? parallel_transport(previous, t, edge[j - 1]) : edge[j - 1];
+    d -= d.dot(t) * t;
+    edge[j] = d.norm() > 1e-12 ? Vec3(d.normalized()) : edge[j - 1];
+    if (t.norm() > 0.0) previous = t;
+  }
+  return vertex_directors(positions, edge);
 }
 
 constexpr const char* kIndent2 = "        ";
@@ -253,6 +278,22 @@ void UsdaWriter::add_frame(const Frame& frame) {
   }
   out_ << "],\n";
   if (first) lo = hi = Vec3::Zero();
+  if (manifest_.has_twist()) {
+    std::ostringstream normals;
+    normals << kIndent3 << frame.index << ": [";
+    bool first_normal = true;
+    for (const RodFrame& rod : frame.rods) {
+      std::vector<Vec3> n = vertex_directors(rod.positions, rod.directors);
+      if (n.size() != rod.positions.size()) n = twist_free_normals(rod.positions);
+      for (const Vec3& v : n) {
+        if (!first_normal) normals << ", ";
+        first_normal = false;
+        put_float3(normals, v);
+      }
+    }
+    normals << "],\n";
+    normals_ += normals.str();
+  }
   codes_.push_back(frame.index);
   times_.push_back(frame.time);
   extents_.emplace_back(lo, hi);
@@ -290,7 +331,14 @@ void UsdaWriter::finish() {
     put_float3(out_, extents_[k].second);
     out_ << "],\n";
   }
-  out_ << kIndent2 << "}\n    }\n";
+  out_ << kIndent2 << "}\n";
+  if (manifest_.has_twist()) {
+    // Oriented curves: normals per vertex, the material director m1 of rods with twist.
+    out_ << kIndent2 << "normal3f[] normals (\n" << kIndent3 << "interpolation = \"vertex\"\n" << kIndent2 << ")\n";
+    out_ << kIndent2 << "normal3f[] normals.timeSamples = {\n" << normals_ << kIndent2 << "}\n";
+    normals_.clear();
+  }
+  out_ << "    }\n";
   write_colliders();
   out_ << "}\n";
   out_.close();

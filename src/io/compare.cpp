@@ -6,6 +6,7 @@
 
 #include "bristle/io/json_text.hpp"
 #include "bristle/io/output_reader.hpp"
+#include "bristle/math/types.hpp"
 
 namespace bristle {
 
@@ -21,6 +22,27 @@ bool within(double a, double b, const CompareOptions& options) {
 class Comparison {
  public:
   Comparison(CompareResult& result, const CompareOptions& options) : result_(result), options_(options) {}
+
+  /// A director pair: the angle between them against angle_tol.
+  void director(const ValueDifference& where, const Vec3& a, const Vec3& b) {
+    ++result_.values_compared;
+    ++result_.directors_compared;
+    // atan2 of |a x b| and a . b: accurate at small angles, where acos of the dot is not.
+    double angle = a == b ? 0.0 : std::atan2(a.cross(b).norm(), a.dot(b));
+    if (std::isnan(angle)) angle = INFINITY;
+    ValueDifference d = where;
+    d.difference = angle;
+    for (int k = 0; k < 3; ++k) {
+      d.director_a[k] = a[k];
+      d.director_b[k] = b[k];
+    }
+    if (!result_.largest_director || angle > result_.largest_director->difference) result_.largest_director = d;
+    if (!(angle <= options_.angle_tol)) {
+      ++result_.values_beyond_tolerance;
+      result_.same = false;
+      if (!result_.first) result_.first = d;
+    }
+  }
 
   void value(const ValueDifference& where, double a, double b) {
     ++result_.values_compared;
@@ -77,6 +99,9 @@ CompareResult compare_outputs(const std::string& a_dir, const std::string& b_dir
     else if (ma.rods[r].vertex_count != mb.rods[r].vertex_count)
       structural("rod \"" + ma.rods[r].name + "\" has " + std::to_string(ma.rods[r].vertex_count) +
                  " vertices in A and " + std::to_string(mb.rods[r].vertex_count) + " in B");
+    else if (ma.rods[r].twist != mb.rods[r].twist)
+      structural("rod \"" + ma.rods[r].name + "\" has twist (material directors) in " + (ma.rods[r].twist ? "A" : "B") +
+                 " and not in " + (ma.rods[r].twist ? "B" : "A"));
   }
   if (!result.structure.empty()) return result;
   if (a.frame_count() != b.frame_count())
@@ -109,6 +134,14 @@ CompareResult compare_outputs(const std::string& a_dir, const std::string& b_dir
           }
         }
       }
+      // A rod with twist: its edges' material directors (the same count in both: the
+      // manifests agree on the rod's vertices and twist).
+      where.quantity = "director";
+      where.component = 0;
+      for (std::size_t j = 0; j < fa.rods[r].directors.size() && j < fb.rods[r].directors.size(); ++j) {
+        where.vertex = static_cast<int>(j);
+        comparison.director(where, fa.rods[r].directors[j], fb.rods[r].directors[j]);
+      }
     }
     ++result.frames_compared;
   }
@@ -117,11 +150,24 @@ CompareResult compare_outputs(const std::string& a_dir, const std::string& b_dir
 
 namespace {
 
+std::string format_angle(double angle) {
+  std::ostringstream text;
+  text << angle;
+  return text.str();
+}
+
 std::string describe_value(const ValueDifference& d) {
   std::ostringstream text;
   text << "frame " << d.frame;
   if (d.quantity == "time") {
     text << ", time";
+  } else if (d.quantity == "director") {
+    const auto vector = [](const std::array<double, 3>& v) {
+      return "(" + format_double(v[0]) + ", " + format_double(v[1]) + ", " + format_double(v[2]) + ")";
+    };
+    text << ", rod \"" << d.rod_name << "\" (index " << d.rod << "), edge " << d.vertex << ", director: A = "
+         << vector(d.director_a) << ", B = " << vector(d.director_b) << ", angle = " << d.difference << " rad";
+    return text.str();
   } else {
     text << ", rod \"" << d.rod_name << "\" (index " << d.rod << "), vertex " << d.vertex << ", " << d.quantity << "."
          << axis_name(d.component);
@@ -135,13 +181,17 @@ std::string describe_value(const ValueDifference& d) {
 std::string describe(const CompareResult& result, const CompareOptions& options) {
   std::ostringstream text;
   text << (result.same ? "same" : "different") << " (atol " << options.atol << ", rtol " << options.rtol
-       << (options.velocities ? ", positions and velocities" : ", positions") << "; " << result.frames_compared
+       << (options.velocities ? ", positions and velocities" : ", positions")
+       << (result.directors_compared > 0 ? ", directors within " + format_angle(options.angle_tol) + " rad" : std::string())
+       << "; " << result.frames_compared
        << " frames, " << result.values_compared << " values compared)\n";
   for (const std::string& sentence : result.structure) text << "  " << sentence << "\n";
   if (result.first)
     text << "  first difference beyond tolerance: " << describe_value(*result.first) << "\n"
          << "  values beyond tolerance: " << result.values_beyond_tolerance << "\n";
   if (result.largest) text << "  largest difference: " << describe_value(*result.largest) << "\n";
+  if (result.largest_director)
+    text << "  largest director difference: " << describe_value(*result.largest_director) << "\n";
   if (result.status_a != result.status_b)
     text << "  note: status is \"" << result.status_a << "\" in A and \"" << result.status_b << "\" in B\n";
   return text.str();

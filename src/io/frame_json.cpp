@@ -94,6 +94,18 @@ std::vector<Vec3> vectors_from_json(const nlohmann::json& value, int count, int 
   return vectors;
 }
 
+/// The material directors of a rod with twist: `count` unit 3-vectors. A director that is not
+/// of unit length (to 1e-6) is damage: the renderer and exporters rely on it.
+std::vector<Vec3> directors_from_json(const nlohmann::json& value, int count, const std::string& pointer,
+                                      const std::string& file) {
+  std::vector<Vec3> directors = vectors_from_json(value, count, 3, pointer, file);
+  for (int j = 0; j < count; ++j)
+    if (!(std::abs(directors[j].norm() - 1.0) <= kDirectorUnitTolerance))
+      fail(file, pointer + "/" + std::to_string(j),
+           "expected a unit vector (a material director), found one of length " + format_double(directors[j].norm()));
+  return directors;
+}
+
 /// The pointer of the first non-finite number inside `value` ("" if none), depth first. The
 /// stats are built by the runner, a few levels deep, so the recursion is shallow.
 std::string first_non_finite_in(const nlohmann::json& value, const std::string& pointer) {
@@ -127,6 +139,7 @@ std::string first_non_finite(const Frame& frame) {
     const std::string rod = "/rods/" + std::to_string(r);
     std::string found = first_non_finite_vector(frame.rods[r].positions, rod + "/positions");
     if (found.empty()) found = first_non_finite_vector(frame.rods[r].velocities, rod + "/velocities");
+    if (found.empty()) found = first_non_finite_vector(frame.rods[r].directors, rod + "/directors");
     if (!found.empty()) return found;
   }
   return first_non_finite_in(frame.stats, "/stats");
@@ -142,6 +155,8 @@ std::string frame_to_text(const Frame& frame, int dimension) {
     entry["name"] = rod.name;
     entry["positions"] = vectors_to_json(rod.positions, dimension);
     entry["velocities"] = vectors_to_json(rod.velocities, dimension);
+    // Rods with twist only (format version 2); always 3 components (twist is 3D only).
+    if (!rod.directors.empty()) entry["directors"] = vectors_to_json(rod.directors, 3);
     rods.push_back(std::move(entry));
   }
   json["rods"] = std::move(rods);
@@ -151,7 +166,7 @@ std::string frame_to_text(const Frame& frame, int dimension) {
 
 std::string manifest_to_text(const Manifest& manifest) {
   ordered_json json;
-  json["format"] = manifest.format;
+  json["format"] = manifest_format(manifest);
   json["name"] = manifest.name;
   json["dimension"] = manifest.dimension;
   json["dt"] = manifest.dt;
@@ -163,6 +178,7 @@ std::string manifest_to_text(const Manifest& manifest) {
     entry["name"] = rod.name;
     entry["vertex_count"] = rod.vertex_count;
     entry["radius"] = rod.radius;
+    if (rod.twist) entry["twist"] = true;  // only then: a folder without twist stays version 1
     rods.push_back(std::move(entry));
   }
   json["rods"] = std::move(rods);
@@ -198,6 +214,9 @@ Frame frame_from_json(const nlohmann::json& json, const Manifest& manifest, cons
                                             manifest.dimension, pointer + "/positions", file);
     rod_frame.velocities = vectors_from_json(member(rod, "velocities", pointer, file), count,
                                              manifest.dimension, pointer + "/velocities", file);
+    if (manifest.rods[r].twist)
+      rod_frame.directors = directors_from_json(member(rod, "directors", pointer, file),
+                                                edge_count_of(count), pointer + "/directors", file);
     frame.rods.push_back(std::move(rod_frame));
   }
   const auto stats = json.find("stats");
@@ -212,8 +231,10 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::string& file)
   if (!json.is_object()) fail(file, "", "expected a manifest object, found " + describe(json));
   Manifest manifest;
   manifest.format = string(member(json, "format", "", file), "/format", file);
-  if (manifest.format != "bristle-frames/1")
-    fail(file, "/format", "expected \"bristle-frames/1\", found \"" + manifest.format + "\"");
+  if (manifest.format != kFramesFormat1 && manifest.format != kFramesFormat2)
+    fail(file, "/format",
+         std::string("expected \"") + kFramesFormat1 + "\" or \"" + kFramesFormat2 + "\", found \"" + manifest.format +
+             "\"");
   manifest.name = string(member(json, "name", "", file), "/name", file);
   manifest.dimension = integer(member(json, "dimension", "", file), "/dimension", file, 2, 3);
   manifest.dt = number(member(json, "dt", "", file), "/dt", file);
@@ -230,6 +251,18 @@ Manifest manifest_from_json(const nlohmann::json& json, const std::string& file)
     info.vertex_count =
         integer(member(rods[r], "vertex_count", pointer, file), pointer + "/vertex_count", file, 0, kMaxSceneVertices);
     info.radius = number(member(rods[r], "radius", pointer, file), pointer + "/radius", file);
+    // Version 2: a rod with twist, whose frames hold its material directors.
+    const auto twist = rods[r].find("twist");
+    if (twist != rods[r].end()) {
+      if (!twist->is_boolean()) fail(file, pointer + "/twist", "expected true or false, found " + describe(*twist));
+      info.twist = twist->get<bool>();
+      if (info.twist && manifest.format == kFramesFormat1)
+        fail(file, pointer + "/twist",
+             std::string("a rod with twist needs format \"") + kFramesFormat2 + "\" (the manifest says \"" +
+                 kFramesFormat1 + "\")");
+      if (info.twist && manifest.dimension != 3)
+        fail(file, pointer + "/twist", "rods with twist exist only in 3D (the manifest's dimension is 2)");
+    }
     manifest.rods.push_back(std::move(info));
   }
   // Absent in folders written before binary frames: those are JSON.

@@ -41,6 +41,25 @@ void add_vertex_array(NpzWriter& writer, const char* name, const Frame& frame, V
   writer.end_array();
 }
 
+/// Appends the per-edge array "directors" (format version 2): every rod's edges in turn, 3
+/// components each; a rod without twist has no directors and its rows are zero (so the array's
+/// rows stay the documented per-edge layout, vertex_count - 1 per rod).
+void add_directors(NpzWriter& writer, const Frame& frame) {
+  std::int64_t rows = 0;
+  for (const RodFrame& rod : frame.rods) rows += edge_count_of(static_cast<int>(rod.positions.size()));
+  writer.begin_array("directors", NpyType::Float64, {rows, 3});
+  for (const RodFrame& rod : frame.rods) {
+    const std::size_t edges = static_cast<std::size_t>(edge_count_of(static_cast<int>(rod.positions.size())));
+    if (rod.directors.size() == edges) {
+      writer.append(rod.directors.data(), edges * sizeof(Vec3));
+    } else {
+      const Vec3 zero = Vec3::Zero();
+      for (std::size_t j = 0; j < edges; ++j) writer.append(zero.data(), sizeof(Vec3));
+    }
+  }
+  writer.end_array();
+}
+
 [[noreturn]] void fail(const std::string& file, const std::string& what) { throw OutputError(file, what); }
 
 const NpyArray& member(const std::map<std::string, const NpyArray*>& arrays, const std::string& name,
@@ -87,6 +106,34 @@ void read_vertex_array(const NpyArray& array, const char* name, const Manifest& 
   }
 }
 
+/// Reads "directors" into the rods with twist (the rows of rods without twist are skipped),
+/// checking that each is a finite unit vector.
+void read_directors(const NpyArray& array, const Manifest& manifest, Frame& frame, const std::string& file) {
+  std::int64_t rows = 0;
+  for (const RodInfo& rod : manifest.rods) rows += edge_count_of(rod.vertex_count);
+  expect_shape(array, NpyType::Float64, {rows, 3}, "directors", file,
+               " (the manifest's " + std::to_string(rows) + " edges)");
+  const char* data = array.data.data();
+  std::int64_t row = 0;
+  for (std::size_t r = 0; r < manifest.rods.size(); ++r) {
+    const int edges = edge_count_of(manifest.rods[r].vertex_count);
+    if (!manifest.rods[r].twist) {
+      row += edges;
+      continue;
+    }
+    std::vector<Vec3>& out = frame.rods[r].directors;
+    out.assign(static_cast<std::size_t>(edges), Vec3::Zero());
+    for (int j = 0; j < edges; ++j, ++row) {
+      std::memcpy(out[j].data(), data + row * 3 * sizeof(double), 3 * sizeof(double));
+      const double length = out[j].norm();
+      if (!(std::abs(length - 1.0) <= kDirectorUnitTolerance))
+        fail(file, "directors: row " + std::to_string(row) + " (rod \"" + manifest.rods[r].name + "\" edge " +
+                       std::to_string(j) + "): expected a finite unit vector (a material director), found one of length " +
+                       std::to_string(length));
+    }
+  }
+}
+
 }  // namespace
 
 std::string frame_to_npz(const Frame& frame, int dimension, NpzCompression compression) {
@@ -96,6 +143,10 @@ std::string frame_to_npz(const Frame& frame, int dimension, NpzCompression compr
   writer.add_array("time", NpyType::Float64, {}, &frame.time, sizeof frame.time);
   add_vertex_array(writer, "positions", frame, &RodFrame::positions, dimension);
   add_vertex_array(writer, "velocities", frame, &RodFrame::velocities, dimension);
+  // Format version 2 only: frames without twist keep version 1's bytes.
+  bool twist = false;
+  for (const RodFrame& rod : frame.rods) twist = twist || !rod.directors.empty();
+  if (twist) add_directors(writer, frame);
   // nlohmann's dump writes each double as the shortest text that reads back to it exactly.
   const std::string stats = frame.stats.dump();
   writer.add_array("stats", NpyType::UInt8, {static_cast<std::int64_t>(stats.size())}, stats.data(), stats.size());
@@ -130,6 +181,7 @@ Frame frame_from_npz(std::string_view bytes, const Manifest& manifest, const std
   for (std::size_t r = 0; r < manifest.rods.size(); ++r) frame.rods[r].name = manifest.rods[r].name;
   read_vertex_array(member(arrays, "positions", file), "positions", manifest, &RodFrame::positions, frame, file);
   read_vertex_array(member(arrays, "velocities", file), "velocities", manifest, &RodFrame::velocities, frame, file);
+  if (manifest.has_twist()) read_directors(member(arrays, "directors", file), manifest, frame, file);
 
   const auto stats = arrays.find("stats");
   if (stats != arrays.end()) {

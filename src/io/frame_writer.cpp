@@ -37,6 +37,16 @@ void FrameWriter::write(const Frame& frame) {
                                     std::to_string(manifest_.frame_count) + ")");
   const FrameLayout layout = manifest_.frame_layout;
   const std::string name = frame_file_name(frame.index, layout);
+  // Directors exactly for the manifest's rods with twist, one per edge: a reader requires them.
+  for (std::size_t r = 0; r < frame.rods.size() && r < manifest_.rods.size(); ++r) {
+    const RodInfo& info = manifest_.rods[r];
+    const std::size_t expected = info.twist ? static_cast<std::size_t>(edge_count_of(info.vertex_count)) : 0;
+    if (frame.rods[r].directors.size() != expected)
+      throw OutputError((fs::path(out_dir_) / name).string(),
+                        "rod \"" + info.name + "\": " + std::to_string(frame.rods[r].directors.size()) +
+                            " material directors, expected " + std::to_string(expected) +
+                            (info.twist ? " (one per edge of a rod with twist)" : " (the rod has no twist)"));
+  }
   // The last line of defence: JSON has no infinity, and a null would lie about the state. The
   // binary layout could hold one, but frames mean the same whatever their layout.
   const std::string bad = first_non_finite(frame);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "bristle/io/frame_directors.hpp"
 #include "bristle/render/ray_scene.hpp"
 #include "bristle/render/render_error.hpp"
 #include "bristle/render/shading.hpp"
@@ -102,6 +103,9 @@ struct RodSegment {
   int before = -1, after = -1;
   Vec3 e = Vec3::Zero();
   double e2 = 0.0, dr = 0.0, depth_a = 0.0, depth_e = 0.0;
+  // A rod with twist: its material director m1 at a and at b (frame_directors.hpp); zero
+  // for a rod without twist, which has no stripe.
+  Vec3 director_a = Vec3::Zero(), director_b = Vec3::Zero();
 };
 
 // The columns of one row of the view a rod segment's coverage may reach: [x0, x1] where a
@@ -354,6 +358,9 @@ struct Sample {
   std::uint32_t key = 0;
 };
 
+// How much darker the stripe of a rod with twist is at its centre (docs/rendering.md).
+constexpr double kStripeDarkening = 0.55;
+
 Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direction, const Projector& proj,
                  const WorldLights& lights, const RenderOptions& opt) {
   Sample out;
@@ -379,10 +386,15 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
   out.key = (static_cast<std::uint32_t>(hit.kind) << 28) | (static_cast<std::uint32_t>(hit.object & 0x7ffffff) << 1) |
             (lit ? 1u : 0u);
   switch (hit.kind) {
-    case SurfaceKind::Rod:
-      out.color = fibre_color(fs.rod_colors[static_cast<std::size_t>(hit.object)], hit.tangent, v, hit.normal, lights,
-                              opt.lighting, vis);
+    case SurfaceKind::Rod: {
+      Color base = fs.rod_colors[static_cast<std::size_t>(hit.object)];
+      // A rod with twist: darker where the surface faces the material director m1, a stripe
+      // along the m1 side of the tube. Rods without twist are shaded as they always were.
+      if (hit.director != Vec3::Zero())
+        base = scale(base, 1.0 - kStripeDarkening * director_stripe(hit.normal, hit.director, hit.tangent));
+      out.color = fibre_color(base, hit.tangent, v, hit.normal, lights, opt.lighting, vis);
       break;
+    }
     case SurfaceKind::Ferrule:
       out.color = surface_color(opt.ferrule_color, hit.normal, v, lights, opt.lighting, vis, 0.0, 0.5);
       break;
@@ -429,6 +441,7 @@ Sample shade_hit(const FrameScene& fs, const SurfaceHit& hit, const Vec3& direct
 struct TubePass {
   Vec3 axis = Vec3::Zero(), off = Vec3::Zero(), tangent = Vec3::UnitX();
   double radius = 0.0, s = 0.0;
+  double u = 0.0;  // the axis point's parameter from a (0) to b (1)
 };
 
 TubePass pass_tube(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec3& b, double ra, double rb) {
@@ -441,6 +454,7 @@ TubePass pass_tube(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec
   p.s = dir.dot(p.axis - origin);
   p.off = origin + p.s * dir - p.axis;
   p.radius = ra + u * (rb - ra);
+  p.u = u;
   if (C > 0.0) p.tangent = e / std::sqrt(C);
   return p;
 }
@@ -467,10 +481,14 @@ SurfaceHit rod_hit(const FrameScene& fs, int seg, const CameraRay& ray, const Pr
   // pixel sees the joint's round side): the one the ray passes closest to its surface.
   const RodSegment& g = fs.segments[static_cast<std::size_t>(seg)];
   TubePass best = pass_segment(fs, seg, ray);
+  int best_seg = seg;
   for (const int n : {g.before, g.after}) {
     if (n < 0) continue;
     const TubePass p = pass_segment(fs, n, ray);
-    if (p.off.norm() - p.radius < best.off.norm() - best.radius) best = p;
+    if (p.off.norm() - p.radius < best.off.norm() - best.radius) {
+      best = p;
+      best_seg = n;
+    }
   }
   const Vec3& axis = best.axis;
   const Vec3& off = best.off;
@@ -497,6 +515,11 @@ SurfaceHit rod_hit(const FrameScene& fs, int seg, const CameraRay& ray, const Pr
   out.point = axis + r * out.normal;
   out.radius = r;
   out.distance = best.s;
+  // The stripe of a rod with twist (shade_hit): the director at the axis point, between the
+  // segment's two vertex directors.
+  const RodSegment& hit_segment = fs.segments[static_cast<std::size_t>(best_seg)];
+  if (hit_segment.director_a != Vec3::Zero())
+    out.director = (1.0 - best.u) * hit_segment.director_a + best.u * hit_segment.director_b;
   coverage = std::clamp(hi - lo, 0.0, 1.0);
   return out;
 }
@@ -622,6 +645,7 @@ void list_rod_spans(FrameScene& fs, const Manifest& manifest, const Frame& frame
     const std::vector<double> radii =
         widened_radii(rod.positions, manifest.rods[static_cast<std::size_t>(r)].radius, proj, opt);
     fs.rays.add_occluder_tube(SurfaceKind::Rod, r, rod.positions, radii);
+    const std::vector<Vec3> directors = vertex_directors(rod.positions, rod.directors);  // empty without twist
     int previous = -1;  // the rod's segment before, when kept
     for (std::size_t i = 0; i + 1 < rod.positions.size() && i + 1 < radii.size(); ++i) {
       const Vec3& a = rod.positions[i];
@@ -634,6 +658,10 @@ void list_rod_spans(FrameScene& fs, const Manifest& manifest, const Frame& frame
       const int seg = static_cast<int>(fs.segments.size());
       fs.segments.push_back(RodSegment{a, b, radii[i], radii[i + 1], r, previous, -1, b - a, (b - a).squaredNorm(),
                                        radii[i + 1] - radii[i], proj.depth(a), (b - a).dot(proj.forward())});
+      if (!directors.empty()) {
+        fs.segments.back().director_a = directors[i];
+        fs.segments.back().director_b = directors[i + 1];
+      }
       if (previous >= 0) fs.segments[static_cast<std::size_t>(previous)].after = seg;
       previous = seg;
       // The coverage margin: half a pixel at the vertex's depth and a little.

@@ -36,6 +36,16 @@ Color combine(const Color& base, double light, double highlight) {
 
 }  // namespace
 
+double director_stripe(const Vec3& normal, const Vec3& director, const Vec3& t) {
+  const Vec3 n = normal - normal.dot(t) * t, m = director - director.dot(t) * t;
+  const double nn = n.norm(), mm = m.norm();
+  if (!(nn > 1e-12) || !(mm > 1e-12)) return 0.0;
+  const double c = n.dot(m) / (nn * mm);
+  const double outer = std::cos(kStripeHalfAngle), inner = std::cos(0.5 * kStripeHalfAngle);
+  const double x = std::clamp((c - outer) / (inner - outer), 0.0, 1.0);
+  return x * x * (3.0 - 2.0 * x);
+}
+
 Color clamp01(const Color& c) {
   return Color{std::clamp(c.r, 0.0, 1.0), std::clamp(c.g, 0.0, 1.0), std::clamp(c.b, 0.0, 1.0)};
 }

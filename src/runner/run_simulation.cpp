@@ -1,6 +1,8 @@
 #include "bristle/runner/run_simulation.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "bristle/io/frame_json.hpp"
@@ -147,6 +149,7 @@ Manifest make_manifest(const Scene& scene) {
     info.name = rod.name;
     info.vertex_count = rod.vertex_count();
     info.radius = rod.material.radius;
+    info.twist = rod.twist && scene.model.dimension == 3;
     manifest.rods.push_back(std::move(info));
   }
   manifest.status = "running";
@@ -154,7 +157,62 @@ Manifest make_manifest(const Scene& scene) {
   return manifest;
 }
 
-Frame make_frame(const Model& model, const State& state, int index) {
+namespace {
+
+/// A unit vector perpendicular to unit t: `hint` made perpendicular, or, when it is zero or
+/// nearly along t, the coordinate axis least aligned with t made perpendicular. The rule the
+/// rest frames use for a rod's first reference director (energy/discrete_elastic_rod.cpp),
+/// needed here only for a rod of one edge, which has no bend-twist element to keep its frame.
+Vec3 perpendicular_to(const Vec3& t, const Vec3& hint) {
+  Vec3 d = hint - hint.dot(t) * t;
+  if (d.norm() > 1e-6 * std::max(1.0, hint.norm())) return d.normalized();
+  Vec3 axis = Vec3::UnitX();
+  if (std::abs(t.y()) < std::abs(t[0]) && std::abs(t.y()) <= std::abs(t.z())) axis = Vec3::UnitY();
+  if (std::abs(t.z()) < std::abs(t[0]) && std::abs(t.z()) < std::abs(t.y())) axis = Vec3::UnitZ();
+  d = axis - axis.dot(t) * t;
+  return d.normalized();
+}
+
+}  // namespace
+
+std::vector<Vec3> rod_material_directors(const Model& model, const State& state, int rod,
+                                         const ElementTable<TwistTerm>* committed) {
+  const Rod& r = model.rods[rod];
+  const int n = r.vertex_count();
+  const int edges = edge_count_of(n);
+  if (!r.twist || model.dimension != 3 || edges == 0) return {};
+  // Each edge's reference frame where it was committed: edge j is the first edge of the
+  // element at vertex j + 1, and the last edge the second edge of the last element.
+  std::vector<Vec3> tangent(edges), director(edges);
+  const auto take = [&](const auto& frames_of_element, int first) {
+    for (int j = 0; j < edges; ++j) {
+      const StencilFrames& f = frames_of_element(first + std::min(j, n - 3));
+      const int side = j < n - 2 ? 0 : 1;
+      tangent[j] = f.tangent[side];
+      director[j] = f.director[side];
+    }
+  };
+  if (n >= 3 && committed != nullptr && committed->rod_elements(rod).second - committed->rod_elements(rod).first == n - 2) {
+    take([&](int k) -> const StencilFrames& { return committed->constants(k).frames; }, committed->rod_elements(rod).first);
+  } else if (n >= 3) {
+    const std::vector<BendTwistRest> rest = bend_twist_rest(r, r.material_normal);
+    take([&](int i) -> const StencilFrames& { return rest[i].frames; }, 1);
+  } else {
+    tangent[0] = (r.initial_positions[1] - r.initial_positions[0]).normalized();
+    director[0] = perpendicular_to(tangent[0], r.material_normal);
+  }
+  std::vector<Vec3> m1(edges);
+  for (int j = 0; j < edges; ++j) {
+    const Vec3 t = (vertex_position(model, state.positions, rod, j + 1) - vertex_position(model, state.positions, rod, j))
+                       .normalized();
+    const Vec3 d = parallel_transport(tangent[j], t, director[j]).normalized();
+    const double theta = state.positions[model.layout.edge_dof(rod, j)];
+    m1[j] = material_directors(t, d, theta).m1;
+  }
+  return m1;
+}
+
+Frame make_frame(const Model& model, const State& state, int index, const ElementTable<TwistTerm>* committed) {
   Frame frame;
   frame.index = index;
   frame.time = state.time;
@@ -170,6 +228,7 @@ Frame make_frame(const Model& model, const State& state, int index) {
       rod.positions[i].head(d) = state.positions.segment(dof, d);
       rod.velocities[i].head(d) = state.velocities.segment(dof, d);
     }
+    rod.directors = rod_material_directors(model, state, r, committed);
     frame.rods.push_back(std::move(rod));
   }
   return frame;
@@ -201,7 +260,9 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
   ImplicitEuler integrator(model, solver);
   FrameStats stats;
 
-  Frame initial = make_frame(model, state, 0);
+  // Twist angles are measured from the reference frames the integrator commits step by step.
+  const ElementTable<TwistTerm>* frames = &integrator.assembler().table<TwistTerm>();
+  Frame initial = make_frame(model, state, 0, frames);
   initial.stats = stats.take(integrator.energies(state));
   if (const std::string why = unwritable(initial); !why.empty()) return failed_run(result, why, writer, start);
   writer.write(initial);
@@ -245,7 +306,7 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
         progress(report);
       }
     }
-    Frame frame = make_frame(model, state, k);
+    Frame frame = make_frame(model, state, k, frames);
     frame.stats = stats.take(integrator.energies(state));
     if (const std::string why = unwritable(frame); !why.empty())
       return failed_run(result, "step " + std::to_string(result.steps_taken) + " (t = " + format_time(state.time) +

@@ -106,3 +106,32 @@ foreach(_scene swing_3d curl_2d)
     set_tests_properties(${_test} PROPERTIES FIXTURES_REQUIRED frames_${_scene})
   endforeach()
 endforeach()
+
+# A scene with a rod with twist (format bristle-frames/2, material directors): every layout
+# holds the same directors bit for bit (compare --director-tol 0), the frames are the same for 1
+# and 2 threads, and compare, export --format usd and render use the directors.
+foreach(_layout json binary compressed)
+  add_test(NAME cli_frames_run_twist_${_layout}
+           COMMAND bristle run ${_cli_dir}/twist/twisted_helix.json -o ${_frames_work}/twist_${_layout} --force --quiet
+                   --frames ${_layout})
+  set_tests_properties(cli_frames_run_twist_${_layout} PROPERTIES FIXTURES_SETUP frames_twist)
+endforeach()
+foreach(_layout binary compressed)
+  add_test(NAME cli_frames_twist_directors_${_layout}
+           COMMAND bristle compare ${_frames_work}/twist_json ${_frames_work}/twist_${_layout} --atol 0 --rtol 0
+                   --director-tol 0 --velocities)
+  set_tests_properties(cli_frames_twist_directors_${_layout} PROPERTIES FIXTURES_REQUIRED frames_twist
+                       PASS_REGULAR_EXPRESSION "^same \\(atol 0, rtol 0, positions and velocities, directors within 0 rad")
+endforeach()
+add_test(NAME cli_frames_twist_readers
+         COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DJSON=${_frames_work}/twist_json
+                 -DWORK=${_frames_work}/twist_readers -P ${_cli_dir}/expect_twist_frames.cmake)
+set_tests_properties(cli_frames_twist_readers PROPERTIES FIXTURES_REQUIRED frames_twist
+                     FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+foreach(_layout json compressed)
+  add_test(NAME cli_frames_twist_threads_${_layout}
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DSCENE=${_cli_dir}/twist/twisted_helix.json
+                   -DWORK=${_frames_work}/twist_threads_${_layout} -DFRAMES=${_layout}
+                   -P ${_cli_dir}/expect_same_frames.cmake)
+  set_tests_properties(cli_frames_twist_threads_${_layout} PROPERTIES FAIL_REGULAR_EXPRESSION "CHECK FAILED")
+endforeach()

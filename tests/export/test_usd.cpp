@@ -217,3 +217,41 @@ TEST_CASE("export usd: colliders are prims placed by a transform, time-sampled w
   CHECK(p.find("int[] faceVertexIndices = [0, 1, 2, 3]") != std::string::npos);
   CHECK(p.find("primvars:displayColor") != std::string::npos);
 }
+
+TEST_CASE("export usd: rods with twist orient the curves by per-vertex normals, their material director m1") {
+  test::SampleOutput s = test::sample_output();
+  const std::string dir = test::export_scratch_dir("usd_twist");
+  // Without twist: no normals, the file as before.
+  write_usda(s.manifest, s.frames, dir + "/plain.usda");
+  CHECK(test::read_text(dir + "/plain.usda").find("normals") == std::string::npos);
+
+  // "right one" (4 vertices along x) twists: edge j of frame k turned by 0.3 j + 0.1 k about x.
+  s.manifest.rods[1].twist = true;
+  for (Frame& f : s.frames)
+    for (int j = 0; j < 3; ++j) {
+      const double a = 0.3 * j + 0.1 * f.index;
+      f.rods[1].directors.push_back(Vec3(0.0, std::cos(a), std::sin(a)));
+    }
+  write_usda(s.manifest, s.frames, dir + "/twist.usda");
+  const std::string text = test::read_text(dir + "/twist.usda");
+  CHECK(text.find("        normal3f[] normals (\n            interpolation = \"vertex\"\n        )\n") !=
+        std::string::npos);
+  const auto samples = read_samples(samples_block(text, "normal3f[] normals.timeSamples"));
+  REQUIRE(samples.size() == 3);
+  for (const auto& [code, values] : samples) {
+    CAPTURE(code);
+    REQUIRE(values.size() == 3 * 7);  // one normal per vertex of both rods
+    for (int v = 0; v < 7; ++v) {
+      const Vec3 n(values[3 * v], values[3 * v + 1], values[3 * v + 2]);
+      CHECK(n.norm() == doctest::Approx(1.0).epsilon(1e-6));
+      CHECK(std::abs(n.x()) < 1e-3);  // perpendicular to the rods (nearly along x)
+    }
+    // The twisted rod's vertices 0 and 3 take their edge's director; vertex 1 the mean of
+    // edges 0 and 1 (angles 0.1 k and 0.3 + 0.1 k: the mean angle).
+    const auto normal = [&](int v) { return Vec3(values[3 * v], values[3 * v + 1], values[3 * v + 2]); };
+    const auto at = [](double a) { return Vec3(0.0, std::cos(a), std::sin(a)); };
+    CHECK((normal(3) - at(0.1 * code)).norm() < 1e-3);
+    CHECK((normal(4) - at(0.15 + 0.1 * code)).norm() < 1e-3);
+    CHECK((normal(6) - at(0.6 + 0.1 * code)).norm() < 1e-3);
+  }
+}

@@ -288,3 +288,77 @@ TEST_CASE("io compare: an interrupted run is compared by every whole frame it ha
   CHECK(result.frames_compared == 4);
   CHECK(result.status_b == "running");
 }
+
+namespace {
+
+/// two_rods() with rod "b" twisted: its 3 edges carry directors turning with the frame index.
+Manifest twisted_rods() {
+  Manifest manifest = two_rods();
+  manifest.rods[1].twist = true;
+  return manifest;
+}
+
+std::vector<Frame> twisted_frames(const Manifest& manifest, int count) {
+  std::vector<Frame> list = frames(manifest, count);
+  for (Frame& frame : list)
+    for (int j = 0; j < 3; ++j) {
+      const double angle = 0.1 * frame.index + 0.2 * j;
+      frame.rods[1].directors.push_back(Vec3(0.0, std::cos(angle), std::sin(angle)));
+    }
+  return list;
+}
+
+}  // namespace
+
+TEST_CASE("io compare: directors of rods with twist, within an angle tolerance") {
+  test::TempFolder folder("compare-directors");
+  const Manifest manifest = twisted_rods();
+  std::vector<Frame> b = twisted_frames(manifest, 3);
+  write(folder / "A", manifest, twisted_frames(manifest, 3));
+  write(folder / "B", manifest, b);
+  CompareResult result = compare_outputs(folder / "A", folder / "B");
+  CHECK(result.same);
+  CHECK(result.directors_compared == 3 * 3);
+  CHECK(result.values_compared == 3 * (1 + 7 * 3 + 3));
+  REQUIRE(result.largest_director);
+  CHECK(result.largest_director->difference == 0.0);
+
+  // Frame 2, edge 1 turned by 1e-4 rad about the edge (x): beyond the default 1e-6 rad.
+  const double angle = 0.1 * 2 + 0.2 * 1 + 1e-4;
+  b[2].rods[1].directors[1] = Vec3(0.0, std::cos(angle), std::sin(angle));
+  write(folder / "C", manifest, b);
+  result = compare_outputs(folder / "A", folder / "C");
+  CHECK_FALSE(result.same);
+  CHECK(result.values_beyond_tolerance == 1);
+  REQUIRE(result.first);
+  CHECK(result.first->quantity == "director");
+  CHECK(result.first->frame == 2);
+  CHECK(result.first->rod_name == "b");
+  CHECK(result.first->vertex == 1);
+  CHECK(result.first->difference == doctest::Approx(1e-4).epsilon(1e-6));
+  REQUIRE(result.largest_director);
+  CHECK(result.largest_director->difference == result.first->difference);
+  // Positions are untouched: the largest position difference stays zero.
+  REQUIRE(result.largest);
+  CHECK(result.largest->difference == 0.0);
+  CompareOptions options;
+  const std::string text = describe(result, options);
+  CHECK(text.find("directors within 1e-06 rad") != std::string::npos);
+  CHECK(text.find("first difference beyond tolerance: frame 2, rod \"b\" (index 1), edge 1, director: A = (0.0, ") !=
+        std::string::npos);
+  CHECK(text.find("largest director difference: frame 2") != std::string::npos);
+  // A looser angle tolerance accepts it.
+  options.angle_tol = 2e-4;
+  CHECK(compare_outputs(folder / "A", folder / "C", options).same);
+}
+
+TEST_CASE("io compare: a rod with twist in one folder and not the other is a structural difference") {
+  test::TempFolder folder("compare-twist-structure");
+  write(folder / "A", twisted_rods(), twisted_frames(twisted_rods(), 2));
+  write(folder / "B", two_rods(), frames(two_rods(), 2));
+  const CompareResult result = compare_outputs(folder / "A", folder / "B");
+  CHECK_FALSE(result.same);
+  REQUIRE(result.structure.size() == 1);
+  CHECK(result.structure[0] == "rod \"b\" has twist (material directors) in A and not in B");
+  CHECK(result.frames_compared == 0);
+}

@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include "bristle/render/camera.hpp"
 #include "bristle/render/image.hpp"
 #include "bristle/render/render_error.hpp"
 #include "bristle/render/render_frame.hpp"
+#include "bristle/render/shading.hpp"
 #include "render/render_test_support.hpp"
 
 using namespace bristle;
@@ -15,6 +17,8 @@ using bristle::test::empty_manifest;
 using bristle::test::render_scratch_dir;
 
 namespace {
+
+constexpr double kPi = 3.14159265358979323846;
 
 Rgb8 to_rgb8(const Color& c) {
   return Rgb8{static_cast<std::uint8_t>(std::lround(c.r * 255)),
@@ -273,4 +277,73 @@ TEST_CASE("render: PNG round trip through write_png and read_png") {
   CHECK(back.width == 3);
   CHECK(back.height == 2);
   CHECK(back.pixels == img.pixels);
+}
+
+TEST_CASE("render: a rod with twist shows a darker stripe on the side of its material director m1") {
+  // A thick straight rod across the view; its directors, all alike, point towards the eye, away
+  // from it, or turn along the rod.
+  const RenderOptions opt = small_options();
+  Manifest plain = empty_manifest(3);
+  Frame f;
+  add_straight_rod(plain, f, "rod", Vec3(-0.01, 0.0, 0.0), Vec3(0.01, 0.0, 0.0), 9, 0.0012);
+  const Camera cam = fit_camera(frame_bounds(plain, f), 3, view_aspect(opt));
+  const Projector proj = view_projector(cam, opt);
+  const Image without = render_image(plain, f, {}, cam, opt);
+
+  Manifest twisted = plain;
+  twisted.rods[0].twist = true;
+  const Vec3 axis = Vec3::UnitX();
+  const auto with_directors = [&](const std::function<Vec3(int)>& director) {
+    Frame g = f;
+    for (int j = 0; j < 8; ++j) {
+      const Vec3 d = director(j);
+      g.rods[0].directors.push_back((d - d.dot(axis) * axis).normalized());
+    }
+    return render_image(twisted, g, {}, cam, opt);
+  };
+  const Vec3 towards_eye = -proj.forward();
+  const Image facing = with_directors([&](int) { return towards_eye; });
+  const Image away = with_directors([&](int) { return Vec3(-towards_eye); });
+
+  // Facing the eye: the middle of the tube is darker, by the stripe's darkening (55%).
+  const Rgb8 lit = pixel_at(without, cam, opt, Vec3(0.002, 0.0, 0.0));
+  const Rgb8 striped = pixel_at(facing, cam, opt, Vec3(0.002, 0.0, 0.0));
+  const int lit_sum = lit.r + lit.g + lit.b, striped_sum = striped.r + striped.g + striped.b;
+  CHECK(striped_sum < 0.6 * lit_sum);
+  CHECK(striped_sum > 0.3 * lit_sum);
+  // Facing away: the stripe is on the hidden side.
+  // Along the tube the picture is that of the plain rod; only a few pixels of the round end
+  // the camera sees obliquely (the far side of its cap) may show the stripe.
+  for (double x = -0.008; x <= 0.008; x += 0.002)
+    CHECK(pixel_at(away, cam, opt, Vec3(x, 0.0, 0.0)) == pixel_at(without, cam, opt, Vec3(x, 0.0, 0.0)));
+  int differing = 0;
+  for (std::size_t i = 0; i < away.pixels.size(); ++i) differing += away.pixels[i] != without.pixels[i];
+  CHECK(differing < 10);
+  int striped_pixels = 0;
+  for (std::size_t i = 0; i < facing.pixels.size(); ++i) striped_pixels += facing.pixels[i] != without.pixels[i];
+  CHECK(striped_pixels > 200);
+  // A twisting rod: the stripe turns from the eye to the back along the rod.
+  const Image turning = with_directors([&](int j) {
+    const double angle = kPi * j / 7.0;
+    const Vec3 side = axis.cross(towards_eye).normalized();
+    return Vec3(std::cos(angle) * towards_eye + std::sin(angle) * side);
+  });
+  const Rgb8 start = pixel_at(turning, cam, opt, Vec3(-0.009, 0.0, 0.0));
+  const Rgb8 start_plain = pixel_at(without, cam, opt, Vec3(-0.009, 0.0, 0.0));
+  CHECK(start.r + start.g + start.b < 0.75 * (start_plain.r + start_plain.g + start_plain.b));
+  CHECK(pixel_at(turning, cam, opt, Vec3(0.009, 0.0, 0.0)) == pixel_at(without, cam, opt, Vec3(0.009, 0.0, 0.0)));
+}
+
+TEST_CASE("render: director_stripe is 1 on m1, 0 beyond its half angle, and ignores the tangent") {
+  const Vec3 t = Vec3::UnitX();
+  CHECK(director_stripe(Vec3::UnitY(), Vec3::UnitY(), t) == 1.0);
+  CHECK(director_stripe(Vec3(0.3, 1.0, 0.0).normalized(), Vec3(-2.0, 1.0, 0.0), t) == doctest::Approx(1.0));
+  CHECK(director_stripe(Vec3::UnitZ(), Vec3::UnitY(), t) == 0.0);
+  CHECK(director_stripe(-Vec3::UnitY(), Vec3::UnitY(), t) == 0.0);
+  const double edge = kStripeHalfAngle;
+  CHECK(director_stripe(Vec3(0.0, std::cos(edge + 1e-9), std::sin(edge + 1e-9)), Vec3::UnitY(), t) == 0.0);
+  const double half = director_stripe(Vec3(0.0, std::cos(0.75 * edge), std::sin(0.75 * edge)), Vec3::UnitY(), t);
+  CHECK(half > 0.2);
+  CHECK(half < 0.8);
+  CHECK(director_stripe(Vec3::UnitY(), Vec3::UnitX(), t) == 0.0);  // a director along the tangent: no stripe
 }

@@ -14,6 +14,8 @@
 ///             float[] widths (interpolation = "vertex")
 ///             float[] widths.timeSamples = { k: [2 r, ...], ... }   (diameters [m])
 ///             float3[] extent.timeSamples = { k: [(min), (max)], ... }
+///             normal3f[] normals (interpolation = "vertex")         (rods with twist only:
+///             normal3f[] normals.timeSamples = { k: [(x, y, z), ...], ... }   oriented ribbons)
 ///             color3f[] primvars:displayColor (interpolation = "uniform") = [...]
 ///             custom uniform string[] bristle:rodNames = [...]
 ///         }
@@ -29,6 +31,12 @@
 /// Time code k is frame k, so frame k is shown at k * frame_dt seconds. Points and widths are
 /// single precision (the schema's point3f and float), written with 9 significant digits so
 /// each float reads back exactly.
+///
+/// When a rod has twist (format version 2), the curves get per-vertex normals: the USD way to
+/// orient curves drawn as ribbons. A rod with twist's normals are its material director m1 at
+/// each vertex (io/frame_directors.hpp); a rod without twist in the same scene has no material
+/// frame, and gets the twist-free (parallel-transported) normals that follow its shape.
+/// Scenes without twist write no normals (the file is as before).
 
 #include <fstream>
 #include <string>
@@ -70,6 +78,7 @@ class UsdaWriter {
   std::vector<int> codes_;
   std::vector<double> times_;  ///< [s], per frame added
   std::vector<std::pair<Vec3, Vec3>> extents_;
+  std::string normals_;  ///< the normals' time samples, written by finish() (rods with twist)
   bool finished_ = false;
 };
 

@@ -6,8 +6,12 @@
 /// component. Positions are compared always, frame times too; velocities only when asked
 /// (they are a derivative of the positions and noisier: a change in the CG tolerance moves
 /// them far more than it moves positions). Folders with different dimensions, rods (names,
-/// order, vertex counts) or frame counts are different.
+/// order, vertex counts, twist) or frame counts are different.
+///
+/// Rods with twist (format version 2) also carry each edge's material director m1; two
+/// directors agree when the angle between them is at most angle_tol [rad] (one value each).
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +22,7 @@ struct CompareOptions {
   double atol = 1e-9;       ///< absolute tolerance [m] (and [m/s], [s])
   double rtol = 1e-7;       ///< relative tolerance
   bool velocities = false;  ///< also compare velocities
+  double angle_tol = 1e-6;  ///< largest angle between two agreeing material directors [rad]
 };
 
 /// One value that differs: where it is and by how much.
@@ -25,11 +30,12 @@ struct ValueDifference {
   int frame = -1;
   int rod = -1;          ///< -1 for the frame's time
   std::string rod_name;
-  int vertex = -1;
-  std::string quantity;  ///< "position", "velocity" or "time"
-  int component = 0;     ///< 0, 1, 2 = x, y, z
+  int vertex = -1;       ///< the vertex; for a director, its edge
+  std::string quantity;  ///< "position", "velocity", "time" or "director"
+  int component = 0;     ///< 0, 1, 2 = x, y, z (not for a director)
   double a = 0.0, b = 0.0;
-  double difference = 0.0;  ///< |a - b|
+  double difference = 0.0;  ///< |a - b|; for a director the angle between them [rad]
+  std::array<double, 3> director_a{}, director_b{};  ///< a director's two vectors
 };
 
 struct CompareResult {
@@ -38,8 +44,12 @@ struct CompareResult {
   std::vector<std::string> structure;
   /// The first value beyond tolerance, in frame, rod, vertex, component order.
   std::optional<ValueDifference> first;
-  /// The largest |a - b| over every value compared (within tolerance or not).
+  /// The largest |a - b| over every position, velocity and time compared (within tolerance or
+  /// not).
   std::optional<ValueDifference> largest;
+  /// The largest angle between two directors compared (rods with twist only) [rad].
+  std::optional<ValueDifference> largest_director;
+  std::size_t directors_compared = 0;  ///< also counted in values_compared
   int frames_compared = 0;
   std::size_t values_compared = 0;
   std::size_t values_beyond_tolerance = 0;

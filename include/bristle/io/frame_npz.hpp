@@ -6,6 +6,9 @@
 ///   time        float64, shape ()        [s]
 ///   positions   float64, shape (V, D)    [m]   every rod's vertices, rods in manifest order
 ///   velocities  float64, shape (V, D)    [m/s]
+///   directors   float64, shape (E, 3)    format version 2 only (a rod with twist): each edge's
+///                                        material director m1, E = sum of vertex_count - 1;
+///                                        rows of rods without twist are zero
 ///   stats       uint8, shape (n,)        the frame's stats object as compact JSON text (UTF-8)
 ///
 /// V is the sum of the manifest's vertex_count over its rods and D its dimension. A per-vertex

@@ -54,6 +54,9 @@ struct SurfaceHit {
   /// axis_b -> axis_after (the ends themselves where there is none) [m]
   Vec3 axis_before = Vec3::Zero(), axis_after = Vec3::Zero();
   double radius_before = 0.0, radius_after = 0.0;  ///< [m]
+  /// rods with twist (set by the renderer, not by Embree): the material director m1 at the
+  /// hit, between the segment's vertex directors; zero for a rod without twist
+  Vec3 director = Vec3::Zero();
 
   bool hit() const { return kind != SurfaceKind::None; }
 };

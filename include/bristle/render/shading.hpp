@@ -69,6 +69,15 @@ Color fibre_color(const Color& base, const Vec3& t, const Vec3& v, const Vec3& n
 Color surface_color(const Color& base, const Vec3& n, const Vec3& v, const WorldLights& lights,
                     const Lighting& lighting, double key_visibility, double occlusion, double gloss = 0.0);
 
+/// The stripe that shows a rod's twist (docs/rendering.md): 1 where the tube's unit surface
+/// normal points along the material director m1, 0 beyond kStripeHalfAngle from it, a
+/// smoothstep between (from the inner angle kStripeHalfAngle / 2). Both vectors are taken
+/// perpendicular to the unit tangent t first; 0 when either vanishes there.
+double director_stripe(const Vec3& normal, const Vec3& director, const Vec3& t);
+/// The stripe's half width as an angle about the tube's axis [rad]: 0.45 rad (26 degrees), a
+/// fifteenth of the circumference either side.
+constexpr double kStripeHalfAngle = 0.45;
+
 /// Clamp each channel to [0, 1].
 Color clamp01(const Color& c);
 

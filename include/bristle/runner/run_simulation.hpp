@@ -113,7 +113,21 @@ Manifest make_manifest(const Scene& scene);
 /// by the runner.
 nlohmann::json static_stats(const StaticResult& result);
 
-/// A frame of `state`: positions and velocities per rod, in model order; no stats.
-Frame make_frame(const Model& model, const State& state, int index);
+/// A frame of `state`: positions and velocities per rod, in model order, and for each rod with
+/// twist the first material director m1 of every edge (rod_material_directors); no stats.
+/// `committed`: the twist term's table of the integrator that reached `state` (its reference
+/// frames as the last step committed them); nullptr: the rods' rest frames, which is what a
+/// static solve or a mode shape measures twist angles from.
+Frame make_frame(const Model& model, const State& state, int index,
+                 const ElementTable<TwistTerm>* committed = nullptr);
+
+/// The first material director m1 of each edge of rod `rod` (a rod with twist, 3D) at `state`
+/// (docs/physics.md, "Discrete elastic rods"; docs/output-format.md, "directors"): the edge's
+/// reference director as `committed` holds it (or the rest frame, see make_frame), carried by
+/// parallel transport from its committed tangent to the edge's tangent at `state` (the
+/// identity right after a step, which commits the frames at its end), then turned by the
+/// edge's twist angle theta about the tangent: m1 = cos(theta) d + sin(theta) (t x d).
+std::vector<Vec3> rod_material_directors(const Model& model, const State& state, int rod,
+                                         const ElementTable<TwistTerm>* committed = nullptr);
 
 }  // namespace bristle
