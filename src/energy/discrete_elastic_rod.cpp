@@ -89,27 +89,21 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   return rest;
 }
 
-GaussNewtonLocal<2> material_bend_gauss_newton(const BendTwistStencil& s, const MaterialBendParameters& p) {
+BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const BendTwistRest& rest) {
   const BendTwistStrains strains = bend_twist_strains(s);
-  GaussNewtonLocal<2> out;
+  BendTwistGaussNewton out;
   for (int k = 0; k < 2; ++k) {
-    const double deviation = strains.kappa[k].value - p.rest_curvature[k];
-    out.energy += 0.5 * p.stiffness[k] * deviation * deviation;
-    out.gradient += (p.stiffness[k] * deviation) * strains.kappa[k].gradient;
-    out.hessian.value[k] = p.stiffness[k];
+    const double deviation = strains.kappa[k].value - rest.bend.rest_curvature[k];
+    out.energy[0] += 0.5 * rest.bend.stiffness[k] * deviation * deviation;
+    out.gradient += (rest.bend.stiffness[k] * deviation) * strains.kappa[k].gradient;
+    out.hessian.value[k] = rest.bend.stiffness[k];
     out.hessian.vector[k] = strains.kappa[k].gradient;
   }
-  return out;
-}
-
-GaussNewtonLocal<1> twist_gauss_newton(const BendTwistStencil& s, double rest_twist, double stiffness) {
-  const StencilStrain m = twist_strain(s);
-  const double deviation = m.value - rest_twist;
-  GaussNewtonLocal<1> out;
-  out.energy = 0.5 * stiffness * deviation * deviation;
-  out.gradient = (stiffness * deviation) * m.gradient;
-  out.hessian.value[0] = stiffness;
-  out.hessian.vector[0] = m.gradient;
+  const double deviation = strains.twist.value - rest.rest_twist;
+  out.energy[1] = 0.5 * rest.twist_stiffness * deviation * deviation;
+  out.gradient += (rest.twist_stiffness * deviation) * strains.twist.gradient;
+  out.hessian.value[2] = rest.twist_stiffness;
+  out.hessian.vector[2] = strains.twist.gradient;
   return out;
 }
 

@@ -232,9 +232,12 @@ EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) co
   e.has_twist = model_.layout.twist_dof_count() > 0;
   const int rods = static_cast<int>(model_.rods.size());
   for_each_term([&](const auto& table) {
-    double& sum = e.of(std::decay_t<decltype(table)>::Term::kEnergyTerm);
-    for (int r = 0; r < rods; ++r) sum += table.last_rod_energy(r);
-    if (table.coupling_size() > 0) sum += table.last_coupling_energy();
+    constexpr auto entries = EnergyEntries<typename std::decay_t<decltype(table)>::Term>::value;
+    for (std::size_t p = 0; p < entries.size(); ++p) {
+      double& sum = e.of(entries[p]);
+      for (int r = 0; r < rods; ++r) sum += table.last_rod_energy_parts(r)[p];
+      if (table.coupling_size() > 0) sum += table.last_coupling_energy_parts()[p];
+    }
   });
   e.gravity = -gravity_force_.dot(x);
   const int D = model_.dimension;

@@ -176,7 +176,7 @@ Vec3 perpendicular_to(const Vec3& t, const Vec3& hint) {
 }  // namespace
 
 std::vector<Vec3> rod_material_directors(const Model& model, const State& state, int rod,
-                                         const ElementTable<TwistTerm>* committed) {
+                                         const ElementTable<BendTwistTerm>* committed) {
   const Rod& r = model.rods[rod];
   const int n = r.vertex_count();
   const int edges = edge_count_of(n);
@@ -212,7 +212,7 @@ std::vector<Vec3> rod_material_directors(const Model& model, const State& state,
   return m1;
 }
 
-Frame make_frame(const Model& model, const State& state, int index, const ElementTable<TwistTerm>* committed) {
+Frame make_frame(const Model& model, const State& state, int index, const ElementTable<BendTwistTerm>* committed) {
   Frame frame;
   frame.index = index;
   frame.time = state.time;
@@ -261,7 +261,7 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
   FrameStats stats;
 
   // Twist angles are measured from the reference frames the integrator commits step by step.
-  const ElementTable<TwistTerm>* frames = &integrator.assembler().table<TwistTerm>();
+  const ElementTable<BendTwistTerm>* frames = &integrator.assembler().table<BendTwistTerm>();
   Frame initial = make_frame(model, state, 0, frames);
   initial.stats = stats.take(integrator.energies(state));
   if (const std::string why = unwritable(initial); !why.empty()) return failed_run(result, why, writer, start);

@@ -172,7 +172,7 @@ TEST_CASE("twist: a bent rod spinning freely through whole turns keeps its frame
   CHECK(worst_elastic < 1e-3 * kinetic);
   // The committed frames are those of the last committed positions: each element's tangents
   // are its edges' now, and its reference directors are perpendicular to them.
-  const auto& frames = integrator.assembler().table<MaterialBendTerm>().constants();
+  const auto& frames = integrator.assembler().table<BendTwistTerm>().constants();
   REQUIRE(frames.size() == static_cast<std::size_t>(model.rods[0].vertex_count() - 2));
   for (std::size_t k = 0; k < frames.size(); ++k)
     for (int j = 0; j < 2; ++j) {
@@ -187,10 +187,10 @@ TEST_CASE("twist: a bent rod spinning freely through whole turns keeps its frame
   State probe = state;
   REQUIRE(integrator.step(probe, 1.0 / 120.0).ok);
   // The rod turns 3 degrees a step: the committed tangents moved with it.
-  CHECK((integrator.assembler().table<MaterialBendTerm>().constants()[0].frames.tangent[0] -
+  CHECK((integrator.assembler().table<BendTwistTerm>().constants()[0].frames.tangent[0] -
          std::get<2>(saved)[0].frames.tangent[0]).norm() > 0.01);
   integrator.assembler().restore_element_state(saved);
-  const auto& restored = integrator.assembler().table<MaterialBendTerm>().constants();
+  const auto& restored = integrator.assembler().table<BendTwistTerm>().constants();
   for (std::size_t k = 0; k < restored.size(); ++k)
     CHECK(std::memcmp(&restored[k].frames, &std::get<2>(saved)[k].frames, sizeof(StencilFrames)) == 0);
 }

@@ -315,7 +315,7 @@ TEST_CASE("runner directors follow the integrator's committed frames: unit, perp
   model.finalize();
   State state = initial_state(model);
   ImplicitEuler integrator(model, SolverSettings{});
-  const ElementTable<TwistTerm>* table = &integrator.assembler().table<TwistTerm>();
+  const ElementTable<BendTwistTerm>* table = &integrator.assembler().table<BendTwistTerm>();
   // At rest the committed frames are the rest frames.
   CHECK(rod_material_directors(model, state, 0, table) == rod_material_directors(model, state, 0));
   for (int s = 0; s < 20; ++s) REQUIRE(integrator.step(state, 1e-3).ok);

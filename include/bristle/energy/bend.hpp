@@ -160,7 +160,7 @@ struct BendTerm {
 
   template <class Emit>
   static void for_each_element(const Rod& rod, Emit&& emit) {
-    if (rod.twist) return;  // bent by MaterialBendTerm (energy/discrete_elastic_rod.hpp)
+    if (rod.twist) return;  // bent by BendTwistTerm (energy/discrete_elastic_rod.hpp)
     for (int i = 1; i + 1 < rod.vertex_count(); ++i)
       emit(std::array<int, 3>{i - 1, i, i + 1}, Constants{rod.rest_angles[i], rod.bend_stiffness(i)});
   }

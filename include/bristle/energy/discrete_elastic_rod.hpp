@@ -60,25 +60,21 @@ struct RankOneTerms {
   Vec11 vector[Count];
 };
 
-/// A term's energy, gradient and Gauss-Newton Hessian: the stiffness-weighted outer products
-/// of its strains' gradients, PSD by construction (docs/physics.md, "Gauss-Newton Hessians of
-/// the bend-twist stencil").
-template <int Count>
-struct GaussNewtonLocal {
-  double energy = 0.0;
+/// The bend-twist stencil's energies (bending, twist), gradient and Gauss-Newton Hessian: the
+/// stiffness-weighted outer products of its strains' gradients,
+/// B1 grad kappa1 grad kappa1^T + B2 grad kappa2 grad kappa2^T + (G J / l) grad m grad m^T,
+/// PSD by construction (docs/physics.md, "Gauss-Newton Hessians of the bend-twist stencil").
+struct BendTwistGaussNewton {
+  std::array<double, 2> energy{};
   Vec11 gradient = Vec11::Zero();
-  RankOneTerms<Count> hessian;
+  RankOneTerms<3> hessian;
 };
-
-/// Material bending: B1 grad kappa1 grad kappa1^T + B2 grad kappa2 grad kappa2^T.
-GaussNewtonLocal<2> material_bend_gauss_newton(const BendTwistStencil& s, const MaterialBendParameters& p);
-/// Twist: (G J / l) grad m grad m^T.
-GaussNewtonLocal<1> twist_gauss_newton(const BendTwistStencil& s, double rest_twist, double stiffness);
+BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const BendTwistRest& rest);
 
 namespace detail {
 
-/// What the two DER terms share: slots, constants, elements (interior vertices of rods with
-/// twist) and the commit of transported frames.
+/// The bend-twist stencil's slots, constants, elements (interior vertices of rods with twist)
+/// and the commit of transported frames.
 struct BendTwistSlots {
   static constexpr std::array<SlotKind, 5> kSlots{SlotKind::Vertex, SlotKind::Edge, SlotKind::Vertex, SlotKind::Edge,
                                                   SlotKind::Vertex};
@@ -98,89 +94,66 @@ struct BendTwistSlots {
   }
 
   /// Whether a request takes the Gauss-Newton kernel: gradient passes (no Hessian), and the
-  /// Hessian of `gauss_newton` and `bending_modes`
-  /// (the default). The turning-angle bend term's bending modes are its Gauss-Newton part plus
-  /// the stiffness across the bending plane, which the unsigned angle's gradient lacks; the
-  /// material curvatures' gradients have both directions, so here the Gauss-Newton part is the
-  /// bending modes. It leaves out the geometric stiffness (strain times the strains' Hessians),
-  /// which projected onto its positive part drags every swinging stencil (docs/physics.md,
-  /// "Gauss-Newton Hessians of the bend-twist stencil").
+  /// Hessian of `gauss_newton` and `bending_modes` (the default). The turning-angle bend term's
+  /// bending modes are its Gauss-Newton part plus the stiffness across the bending plane, which
+  /// the unsigned angle's gradient lacks; the material curvatures' gradients have both
+  /// directions, so here the Gauss-Newton part is the bending modes. It leaves out the geometric
+  /// stiffness (strain times the strains' Hessians), which projected onto its positive part
+  /// drags every swinging stencil (docs/physics.md, "Gauss-Newton Hessians of the bend-twist
+  /// stencil").
   static bool takes_gauss_newton(const LocalRequest& request) {
     return !request.hessian || request.projection == HessianProjection::GaussNewton ||
            request.projection == HessianProjection::BendingModes;
-  }
-
-  /// The local Hessian handed to the assembly: exact for Exact, projected onto the PSD cone
-  /// (eigen-clamped) for Projected.
-  template <class Sink>
-  static void hand_over(const StencilScalar& local, const LocalRequest& request, Sink&& sink);
-
-  /// Gauss-Newton, or no Hessian at all (a gradient pass takes the cheaper Gauss-Newton kernel
-  /// and drops its Hessian).
-  template <int Count, class Sink>
-  static void hand_over(const GaussNewtonLocal<Count>& local, const LocalRequest& request, Sink&& sink) {
-    if (request.hessian)
-      sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<Count>>{local.hessian});
-    else
-      sink(local.energy, local.gradient, NoHessian{});
   }
 };
 
 }  // namespace detail
 
-/// E = 1/2 B1 (kappa1 - kappa1_rest)^2 + 1/2 B2 (kappa2 - kappa2_rest)^2 (energy/material_bend.hpp).
-struct MaterialBendTerm : detail::BendTwistSlots {
-  static constexpr EnergyTerm kEnergyTerm = EnergyTerm::Bend;
+/// Material bending and twist of the bend-twist stencil, one element per interior vertex of a
+/// rod with twist, fused so that the committed frames are carried to the stencil once and the
+/// strains come from one pass over its edges:
+///   E_bend = 1/2 B1 (kappa1 - kappa1_rest)^2 + 1/2 B2 (kappa2 - kappa2_rest)^2 (energy/material_bend.hpp),
+///   E_twist = 1/2 (G J / l_i) (m - m_rest)^2, m = theta_i - theta_{i-1} + reference twist (energy/twist.hpp),
+/// reported to the energy breakdown as bending and twist.
+struct BendTwistTerm : detail::BendTwistSlots {
+  static constexpr std::array<EnergyTerm, 2> kEnergyTerms{EnergyTerm::Bend, EnergyTerm::Twist};
+  using Energies = std::array<double, 2>;
 
   template <int D>
-  static double energy(const Vec<3 * D + 2>& q, const Constants& c) {
-    if constexpr (D == 3) return material_bend_energy(transported_stencil(q, c.frames), c.bend);
-    return 0.0;
+  static Energies energy(const Vec<3 * D + 2>& q, const Constants& c) {
+    if constexpr (D == 3) {
+      const BendTwistStencil s = transported_stencil(q, c.frames);
+      return {material_bend_energy(s, c.bend), twist_energy(s, c.rest_twist, c.twist_stiffness)};
+    }
+    return {0.0, 0.0};
   }
 
+  /// The Gauss-Newton Hessian as three rank-one terms (takes_gauss_newton), or the exact one,
+  /// as it is for Exact and projected onto the PSD cone (one 11 x 11 eigen-decomposition of the
+  /// sum) for Projected.
   template <int D, class Sink>
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
     if constexpr (D == 3) {
       const BendTwistStencil s = transported_stencil(q, c.frames);
-      if (takes_gauss_newton(request))
-        hand_over(material_bend_gauss_newton(s, c.bend), request, sink);
+      if (takes_gauss_newton(request)) {
+        const BendTwistGaussNewton local = bend_twist_gauss_newton(s, c);
+        if (request.hessian)
+          sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<3>>{local.hessian});
+        else
+          sink(local.energy, local.gradient, NoHessian{});
+        return;
+      }
+      StencilScalar sum = material_bend_local(s, c.bend, request.hessian);
+      const StencilScalar twist = twist_local(s, c.rest_twist, c.twist_stiffness, request.hessian);
+      const Energies energies{sum.value, twist.value};
+      sum.gradient += twist.gradient;
+      sum.hessian += twist.hessian;
+      if (request.projection == HessianProjection::Exact)
+        sink(energies, sum.gradient, sum.hessian);
       else
-        hand_over(material_bend_local(s, c.bend, request.hessian), request, sink);
+        sink(energies, sum.gradient, Mat11(project_to_psd<11>(sum.hessian)));
     }
   }
 };
-
-/// E = 1/2 (G J / l_i) (m - m_rest)^2, m = theta_i - theta_{i-1} + reference twist (energy/twist.hpp).
-struct TwistTerm : detail::BendTwistSlots {
-  static constexpr EnergyTerm kEnergyTerm = EnergyTerm::Twist;
-
-  template <int D>
-  static double energy(const Vec<3 * D + 2>& q, const Constants& c) {
-    if constexpr (D == 3) return twist_energy(transported_stencil(q, c.frames), c.rest_twist, c.twist_stiffness);
-    return 0.0;
-  }
-
-  template <int D, class Sink>
-  static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    if constexpr (D == 3) {
-      const BendTwistStencil s = transported_stencil(q, c.frames);
-      if (takes_gauss_newton(request))
-        hand_over(twist_gauss_newton(s, c.rest_twist, c.twist_stiffness), request, sink);
-      else
-        hand_over(twist_local(s, c.rest_twist, c.twist_stiffness, request.hessian), request, sink);
-    }
-  }
-};
-
-template <class Sink>
-void detail::BendTwistSlots::hand_over(const StencilScalar& local, const LocalRequest& request, Sink&& sink) {
-  if (!request.hessian) {
-    sink(local.value, local.gradient, NoHessian{});
-  } else if (request.projection == HessianProjection::Exact) {
-    sink(local.value, local.gradient, local.hessian);
-  } else {
-    sink(local.value, local.gradient, Mat11(project_to_psd<11>(local.hessian)));
-  }
-}
 
 }  // namespace bristle

@@ -6,7 +6,9 @@
 ///   - `kSlots`: the stencil's slots in increasing DOF order, each a vertex (D DOFs) or an
 ///     edge (1 twist DOF), e.g. {Vertex, Vertex} for a stretched edge;
 ///   - `Constants`: what one element keeps (rest length, stiffness, ...);
-///   - `kEnergyTerm`: which entry of the energy breakdown it adds to;
+///   - `kEnergyTerm`: which entry of the energy breakdown it adds to; or, for a term that fuses
+///     several energies on one stencil (the bend-twist stencil), `kEnergyTerms`, an array of
+///     entries, with `energy` returning and `evaluate` passing a std::array of as many values;
 ///   - `for_each_element(rod, emit)`: calls emit(slots, constants) for each of the rod's
 ///     stencils, slots given as indices within the rod (vertex i, edge j);
 ///   - `energy<D>(x, constants)`: the energy of one stencil from its DOF vector x;
@@ -17,6 +19,7 @@
 /// model is IPC Toolkit's local-to-global assembly (Ferguson et al., "IPC Toolkit", 2020).
 
 #include <array>
+#include <type_traits>
 
 #include "bristle/math/types.hpp"
 
@@ -32,6 +35,16 @@ enum class HessianProjection {
 
 /// The entry of the energy breakdown a term adds to.
 enum class EnergyTerm { Stretch, Bend, Twist };
+
+/// The breakdown entries a term's energy adds to, in the order of its energy values.
+template <class Term, class = void>
+struct EnergyEntries {
+  static constexpr std::array<EnergyTerm, 1> value{Term::kEnergyTerm};
+};
+template <class Term>
+struct EnergyEntries<Term, std::void_t<decltype(Term::kEnergyTerms)>> {
+  static constexpr auto value = Term::kEnergyTerms;
+};
 
 /// A stencil slot: a vertex's D position DOFs or an edge's one twist DOF.
 enum class SlotKind { Vertex, Edge };

@@ -123,9 +123,8 @@ class SystemAssembler {
   }
 
   /// The energy terms, in assembly order (the order sums are formed in). Rods without twist
-  /// bend by BendTerm (turning angles); rods with twist (3D) by MaterialBendTerm and TwistTerm.
-  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<MaterialBendTerm>,
-                           ElementTable<TwistTerm>>;
+  /// bend by BendTerm (turning angles); rods with twist (3D) bend and twist by BendTwistTerm.
+  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<BendTwistTerm>>;
   const Terms& terms() const { return terms_; }
 
   /// The "transport frames" stage: commits every element's state at positions x (the

@@ -237,6 +237,9 @@ class ElementTable {
   static constexpr int kPairs = K * (K + 1) / 2;
   using Constants = typename Term::Constants;
   using Slots = std::array<int, K>;
+  /// The energy per breakdown entry (one for most terms; EnergyEntries, energy/element.hpp).
+  static constexpr int kEnergyParts = static_cast<int>(EnergyEntries<Term>::value.size());
+  using EnergyParts = std::array<double, kEnergyParts>;
 
   /// Every rod's elements, as the term lists them.
   void build(const Model& model) {
@@ -257,7 +260,7 @@ class ElementTable {
       });
       rod_begin_.push_back(static_cast<int>(dofs_.size()));
     }
-    rod_energy_.assign(rods, 0.0);
+    rod_energy_.assign(rods, EnergyParts{});
   }
 
   int size() const { return static_cast<int>(dofs_.size()); }
@@ -305,11 +308,11 @@ class ElementTable {
   template <int D>
   double rod_energy(int rod, const VecX& x) const {
     using Scatter = LocalScatter<Term, D>;
-    double sum = 0.0;
+    EnergyParts sum{};
     for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k)
-      sum += Term::template energy<D>(Scatter::gather(x, dofs_[k]), constants_[k]);
+      add_energy(sum, Term::template energy<D>(Scatter::gather(x, dofs_[k]), constants_[k]));
     rod_energy_[rod] = sum;
-    return sum;
+    return total(sum);
   }
 
   /// Adds one rod's elements to the target: gradient always, band entries when t.band is
@@ -319,13 +322,13 @@ class ElementTable {
     using Scatter = LocalScatter<Term, D>;
     const bool want_matrix = t.band != nullptr;
     const bool want_product = t.w != nullptr && t.kw != nullptr;
-    double sum = 0.0;
+    EnergyParts sum{};
     for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k) {
       const Slots& dof = dofs_[k];
       const int* bases = &bases_[static_cast<std::size_t>(k) * kPairs];
       Term::template evaluate<D>(Scatter::gather(x, dof), constants_[k], request,
-                                 [&](double energy, const auto& gradient, const auto& hessian) {
-                                   sum += energy;
+                                 [&](const auto& energy, const auto& gradient, const auto& hessian) {
+                                   add_energy(sum, energy);
                                    Scatter::add(*t.gradient, dof, gradient);
                                    if (want_matrix) Scatter::band(t, bases, hessian);
                                    if (want_product) Scatter::product(t, dof, hessian);
@@ -353,7 +356,9 @@ class ElementTable {
   }
 
   /// Rod r's energy from the last rod_energy() or assemble_rod() of that rod.
-  double last_rod_energy(int rod) const { return rod_energy_[rod]; }
+  double last_rod_energy(int rod) const { return total(rod_energy_[rod]); }
+  /// The same per breakdown entry.
+  const EnergyParts& last_rod_energy_parts(int rod) const { return rod_energy_[rod]; }
 
   // Coupling elements: slots on several rods (or any rod), given as first global DOFs in
   // increasing order; kept until clear_coupling().
@@ -366,7 +371,7 @@ class ElementTable {
   void clear_coupling() {
     coupling_dofs_.clear();
     coupling_constants_.clear();
-    coupling_energy_ = 0.0;
+    coupling_energy_ = EnergyParts{};
   }
   int coupling_size() const { return static_cast<int>(coupling_dofs_.size()); }
   const Slots& coupling_dofs(int element) const { return coupling_dofs_[element]; }
@@ -375,11 +380,11 @@ class ElementTable {
   template <int D>
   double coupling_energy(const VecX& x) const {
     using Scatter = LocalScatter<Term, D>;
-    double sum = 0.0;
+    EnergyParts sum{};
     for (int k = 0; k < coupling_size(); ++k)
-      sum += Term::template energy<D>(Scatter::gather(x, coupling_dofs_[k]), coupling_constants_[k]);
+      add_energy(sum, Term::template energy<D>(Scatter::gather(x, coupling_dofs_[k]), coupling_constants_[k]));
     coupling_energy_ = sum;
-    return sum;
+    return total(sum);
   }
 
   /// Adds the coupling elements, in order, to the target (gradient always; triplets and K w
@@ -392,12 +397,12 @@ class ElementTable {
     product_target.w = t.w;
     product_target.kw = t.kw;
     const bool want_product = t.w != nullptr && t.kw != nullptr;
-    double sum = 0.0;
+    EnergyParts sum{};
     for (int k = 0; k < coupling_size(); ++k) {
       const Slots& dof = coupling_dofs_[k];
       Term::template evaluate<D>(Scatter::gather(x, dof), coupling_constants_[k], request,
-                                 [&](double energy, const auto& gradient, const auto& hessian) {
-                                   sum += energy;
+                                 [&](const auto& energy, const auto& gradient, const auto& hessian) {
+                                   add_energy(sum, energy);
                                    Scatter::add(*t.gradient, dof, gradient);
                                    if (t.triplets != nullptr) Scatter::triplets(t, layout, dof, hessian);
                                    if (want_product) Scatter::product(product_target, dof, hessian);
@@ -406,18 +411,35 @@ class ElementTable {
     coupling_energy_ = sum;
   }
 
-  double last_coupling_energy() const { return coupling_energy_; }
+  double last_coupling_energy() const { return total(coupling_energy_); }
+  const EnergyParts& last_coupling_energy_parts() const { return coupling_energy_; }
 
  private:
+  // A term with one breakdown entry gives its energy as a double, a fused one as EnergyParts.
+  static void add_energy(EnergyParts& sum, double energy) {
+    static_assert(kEnergyParts == 1, "a term with several energy entries returns one value per entry");
+    sum[0] += energy;
+  }
+  template <std::size_t P>
+  static void add_energy(EnergyParts& sum, const std::array<double, P>& energy) {
+    static_assert(static_cast<int>(P) == kEnergyParts, "one energy value per entry of kEnergyTerms");
+    for (int p = 0; p < kEnergyParts; ++p) sum[p] += energy[p];
+  }
+  static double total(const EnergyParts& parts) {
+    double sum = parts[0];
+    for (int p = 1; p < kEnergyParts; ++p) sum += parts[p];
+    return sum;
+  }
+
   std::vector<Slots> dofs_;
   std::vector<Constants> constants_;
   std::vector<int> rod_begin_;
   std::vector<int> bases_;
   // Per-rod energy sums of the last evaluation (mutable: energy evaluation is const).
-  mutable std::vector<double> rod_energy_;
+  mutable std::vector<EnergyParts> rod_energy_;
   std::vector<Slots> coupling_dofs_;
   std::vector<Constants> coupling_constants_;
-  mutable double coupling_energy_ = 0.0;
+  mutable EnergyParts coupling_energy_{};
 };
 
 }  // namespace bristle

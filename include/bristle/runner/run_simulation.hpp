@@ -119,7 +119,7 @@ nlohmann::json static_stats(const StaticResult& result);
 /// frames as the last step committed them); nullptr: the rods' rest frames, which is what a
 /// static solve or a mode shape measures twist angles from.
 Frame make_frame(const Model& model, const State& state, int index,
-                 const ElementTable<TwistTerm>* committed = nullptr);
+                 const ElementTable<BendTwistTerm>* committed = nullptr);
 
 /// The first material director m1 of each edge of rod `rod` (a rod with twist, 3D) at `state`
 /// (docs/physics.md, "Discrete elastic rods"; docs/output-format.md, "directors"): the edge's
@@ -128,6 +128,6 @@ Frame make_frame(const Model& model, const State& state, int index,
 /// identity right after a step, which commits the frames at its end), then turned by the
 /// edge's twist angle theta about the tangent: m1 = cos(theta) d + sin(theta) (t x d).
 std::vector<Vec3> rod_material_directors(const Model& model, const State& state, int rod,
-                                         const ElementTable<TwistTerm>* committed = nullptr);
+                                         const ElementTable<BendTwistTerm>* committed = nullptr);
 
 }  // namespace bristle
