@@ -441,6 +441,9 @@ TEST_CASE("scene: cross-sections, rest twist and twist_fixed") {
   CHECK(strip.material.radius == 0.002);  // contact and rendering: the half width
   CHECK(strip.material.area() == doctest::Approx(2e-6).epsilon(1e-14).scale(0.0));
   CHECK(strip.rest_twist == 2.5);
+  // A twist DOF's inertia is rho (I1 + I2) L_j: (w^3 t + w t^3) / 12 for the ribbon.
+  CHECK(model.dof_masses()[model.layout.edge_dof(0, 1)] ==
+        doctest::Approx(1000.0 * (6.4e-8 * 5e-4 + 0.004 * 1.25e-10) / 12.0 * 0.01).epsilon(1e-14).scale(0.0));
   // twist_fixed root false frees the clamped root edge's twist (a bearing); the others follow
   // the default rule.
   CHECK_FALSE(strip.is_twist_fixed(0));
