@@ -70,9 +70,16 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   const std::vector<Vec3>& x = rod.initial_positions;
   const Vec3 first_tangent = (x[1] - x[0]).normalized();
   const RodRestFrames frames = space_parallel_frames(x, perpendicular(first_tangent, first_director));
-  const double e = rod.material.youngs_modulus, i_section = rod.material.second_moment();
-  const double shear_modulus = rod.material.shear();
-  const double torsion_constant = 2.0 * i_section;  // a round section's polar moment
+  // The section's principal stiffnesses: E I1 resists kappa1 (bending along m1, the first
+  // axis), E I2 kappa2; G J twist (docs/physics.md, "Cross-sections").
+  const CrossSection section = rod.material.section();
+  const double e = rod.material.youngs_modulus;
+  const Vec2 i_section(section.second_moment_1(), section.second_moment_2());
+  const double shear_modulus = rod.material.shear(), torsion_constant = section.torsion_constant();
+  // The material frames start turned by the initial twists (the rest twist accumulated from
+  // the root): rest curvatures are measured in them, so the initial shape is a rest state.
+  std::vector<double> theta(rod.edge_count(), 0.0);
+  if (rod.rest_twist != 0.0) theta = rod.initial_twists();
   for (int i = 1; i + 1 < n; ++i) {
     BendTwistRest& r = rest[i];
     for (int j = 0; j < 2; ++j) {
@@ -81,10 +88,23 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
     }
     r.frames.reference_twist = 0.0;  // Bishop frames do not twist
     // A straight rest shape ("rest": "straight") has zero rest angles: zero rest curvature.
-    r.bend.rest_curvature = rod.rest_angles[i] != 0.0 ? frames.curvature[i] : Vec2::Zero();
+    if (rod.rest_angles[i] == 0.0) {
+      r.bend.rest_curvature = Vec2::Zero();
+    } else if (theta[i - 1] == 0.0 && theta[i] == 0.0) {
+      r.bend.rest_curvature = frames.curvature[i];
+    } else {
+      const BendTwistStencil s{{x[i - 1], x[i], x[i + 1]},
+                               {theta[i - 1], theta[i]},
+                               {frames.reference[i - 1], frames.reference[i]},
+                               0.0};
+      r.bend.rest_curvature = material_curvatures(s);
+    }
     const double voronoi = rod.voronoi_length(i);
-    r.bend.stiffness = Vec2::Constant(e * i_section / voronoi);
+    r.bend.stiffness = e * i_section / voronoi;
     r.twist_stiffness = shear_modulus * torsion_constant / voronoi;
+    // The rest twist rest_twist * l_i, taken as the initial theta_i - theta_{i-1} (equal up to
+    // rounding) so that the initial state is a rest state exactly.
+    r.rest_twist = theta[i] - theta[i - 1];
   }
   return rest;
 }

@@ -23,13 +23,15 @@ double frame_turn(const Vec3& tangent, const Mat3& rotation) {
   return signed_angle(parallel_transport(tangent, turned, director), rotation * director, turned);
 }
 
-// The fixed twist DOFs of a handled rod (both vertices of the edge fixed) and their edges.
+// The fixed twist DOFs of a handled rod (Rod::is_twist_fixed: by default an edge with both
+// vertices fixed; a scene's `twist_fixed` can free a clamped end or hold a pinned one) and
+// their edges.
 template <class Visit>
 void for_each_clamped_edge(const Model& model, int r, Visit&& visit) {
   const Rod& rod = model.rods[r];
   if (!rod.twist) return;
   for (int j = 0; j < rod.edge_count(); ++j)
-    if (rod.is_fixed(j) && rod.is_fixed(j + 1)) visit(j, model.layout.edge_dof(r, j));
+    if (rod.is_twist_fixed(j)) visit(j, model.layout.edge_dof(r, j));
 }
 
 [[noreturn]] void fail(const Handle& handle, const std::string& what) {
@@ -191,8 +193,10 @@ void HandleDriver::prepare_step(Model& model, State& state, double dt) const {
         const Vec3 target = end[h].apply(rod.initial_positions[i]);
         state.velocities.segment(dof, D) = (target.head(D) - state.positions.segment(dof, D)) / dt;
       }
-      // A clamped edge's material frame turns with the handle: its twist advances by the
-      // step's rotation measured against the transported reference (frame_turn).
+      // A held edge's material frame turns with the handle: its twist advances by the
+      // step's rotation measured against the transported reference (frame_turn). For a
+      // clamped edge that is its frame's true turn; for a pinned edge whose twist is held
+      // (`twist_fixed`) it is exact for a turn about the edge, the drive such a pin models.
       const Mat3 turn = end[h].rotation * start[h].rotation.transpose();
       for_each_clamped_edge(model, r, [&](int j, int dof) {
         const Vec3 tangent = (state.positions.segment<3>(model.layout.vertex_dof(r, j + 1)) -
@@ -225,13 +229,16 @@ void HandleDriver::place(Model& model, State& state) const {
         state.positions.segment(dof, D) = pose.apply(rod.initial_positions[i]).head(D);
         state.velocities.segment(dof, D).setZero();
       }
-      // Rods with twist: every edge's material frame turned by the pose, against the
-      // reference frames the kernels carry from the rest edges to the placed ones.
+      // Rods with twist: every edge's material frame, at its initial twist, turned by the
+      // pose, against the reference frames the kernels carry from the rest edges to the
+      // placed ones.
+      const std::vector<double> theta = rod.initial_twists();
       if (rod.twist)
         for (int j = 0; j < rod.edge_count(); ++j) {
           const int dof = model.layout.edge_dof(r, j);
           const Vec3 tangent = (rod.initial_positions[j + 1] - rod.initial_positions[j]).normalized();
-          state.positions[dof] = frame_turn(tangent, pose.rotation);
+          const double turn = frame_turn(tangent, pose.rotation);
+          state.positions[dof] = theta[j] == 0.0 ? turn : theta[j] + turn;
           state.velocities[dof] = 0.0;
         }
     }

@@ -28,10 +28,11 @@ DofLayout::DofLayout(int dimension, const std::vector<Rod>& rods) : dimension_(d
         ++dof_count_;
       }
       if (rod.twist && i + 1 < rod.vertex_count()) {
-        // The edge's twist, clamped with its two vertices.
+        // The edge's twist: held with its two vertices unless the rod's `twist_fixed` says
+        // otherwise (Rod::is_twist_fixed).
         twist_dof_.push_back(dof_count_);
         node_dof_.push_back(dof_count_);
-        free_index_.push_back(fixed && rod.is_fixed(i + 1) ? -1 : free_dof_count_++);
+        free_index_.push_back(rod.is_twist_fixed(i) ? -1 : free_dof_count_++);
         ++dof_count_;
       }
     }
@@ -63,7 +64,7 @@ VecX Model::dof_masses() const {
     // density (I1 + I2) L_j (a round section: 2 I), in [kg m^2].
     if (layout.edge_dof(r, 0) >= 0)
       for (int j = 0; j < rod.edge_count(); ++j)
-        mass[layout.edge_dof(r, j)] = rod.material.density * 2.0 * rod.material.second_moment() * rod.rest_lengths[j];
+        mass[layout.edge_dof(r, j)] = rod.material.rotational_inertia() * rod.rest_lengths[j];
   }
   return mass;
 }
@@ -76,12 +77,16 @@ int Model::rod_index(const std::string& name) const {
 
 State initial_state(const Model& model) {
   State state;
-  state.positions = VecX::Zero(model.layout.dof_count());  // twist angles start at zero
+  state.positions = VecX::Zero(model.layout.dof_count());
   state.velocities = VecX::Zero(model.layout.dof_count());
-  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
-    for (int i = 0; i < model.rods[r].vertex_count(); ++i)
-      state.positions.segment(model.layout.vertex_dof(r, i), model.dimension) =
-          model.rods[r].initial_positions[i].head(model.dimension);
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    const Rod& rod = model.rods[r];
+    for (int i = 0; i < rod.vertex_count(); ++i)
+      state.positions.segment(model.layout.vertex_dof(r, i), model.dimension) = rod.initial_positions[i].head(model.dimension);
+    // Twist angles start at the rest twist (zero without `rest_twist`).
+    const std::vector<double> theta = rod.initial_twists();
+    for (int j = 0; j < static_cast<int>(theta.size()); ++j) state.positions[model.layout.edge_dof(r, j)] = theta[j];
+  }
   return state;
 }
 

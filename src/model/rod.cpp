@@ -12,6 +12,32 @@ bool Rod::is_fixed(int vertex) const {
   return std::binary_search(fixed.begin(), fixed.end(), vertex);
 }
 
+bool Rod::is_twist_fixed(int edge) const {
+  if (!twist) return false;
+  const int n = vertex_count(), count = static_cast<int>(fixed.size());
+  assert(edge >= 0 && edge + 1 < n);
+  const bool clamped = is_fixed(edge) && is_fixed(edge + 1);
+  // `fixed` is sorted and unique: vertices 0..edge+1 are all fixed iff fixed[edge + 1] is
+  // edge + 1, and vertices edge..n-1 iff the (n - edge)-th entry from the back is edge.
+  const bool root_run = edge == 0 || (count > edge + 1 && fixed[edge + 1] == edge + 1);
+  const bool tip_run = edge + 2 == n || (count >= n - edge && fixed[count - (n - edge)] == edge);
+  const bool by_root = root_run && twist_root != TwistEnd::Default;
+  const bool by_tip = tip_run && twist_tip != TwistEnd::Default;
+  if (by_root && by_tip) return twist_root == TwistEnd::Fixed || twist_tip == TwistEnd::Fixed;
+  if (by_root) return twist_root == TwistEnd::Fixed;
+  if (by_tip) return twist_tip == TwistEnd::Fixed;
+  return clamped;
+}
+
+std::vector<double> Rod::initial_twists() const {
+  std::vector<double> theta;
+  if (!twist) return theta;
+  theta.assign(edge_count(), 0.0);
+  if (rest_twist == 0.0) return theta;
+  for (int j = 1; j < edge_count(); ++j) theta[j] = theta[j - 1] + rest_twist * voronoi_length(j);
+  return theta;
+}
+
 double Rod::vertex_mass(int vertex) const {
   double length = 0.0;
   if (vertex > 0) length += rest_lengths[vertex - 1];

@@ -1,5 +1,4 @@
 list(APPEND BRISTLE_SOURCES
-  src/model/material.cpp
   src/model/rod.cpp
   src/model/model.cpp
   src/model/handle.cpp

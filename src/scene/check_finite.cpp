@@ -41,14 +41,24 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
       source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                               " overflows a double (Young's modulus x area / length)");
   if (!rod.twist) return;
-  // Rods with twist: the twist stiffness G J / l_i and each edge's inertia about its axis.
-  const double torsion_constant = 2.0 * rod.material.second_moment();
-  for (int i = 1; i + 1 < rod.vertex_count(); ++i)
-    if (!std::isfinite(rod.material.shear() * torsion_constant / rod.voronoi_length(i)))
+  // Rods with twist: the twist stiffness G J / l_i, the larger bending stiffness E I1 / l_i
+  // (I1 > I2 for a section wider than thick; rod.bend_stiffness(i) used I2), and each edge's
+  // inertia about its axis.
+  const double twisting = rod.material.twisting_stiffness(), inertia = rod.material.rotational_inertia();
+  const double bending = rod.material.youngs_modulus * rod.material.section().second_moment_1();
+  for (int i = 1; i + 1 < rod.vertex_count(); ++i) {
+    if (!std::isfinite(twisting / rod.voronoi_length(i)))
       source.fail(spec.material_pointer, "the twist stiffness of " + vertex_text(rod, i) +
                                              " overflows a double (shear modulus x torsion constant / length)");
+    if (!std::isfinite(bending / rod.voronoi_length(i)))
+      source.fail(youngs, "the bending stiffness of " + vertex_text(rod, i) + " overflows a double");
+  }
+  for (const double theta : rod.initial_twists())
+    if (!std::isfinite(theta))
+      source.fail(spec.pointer + "/rest_twist", "the twist that rod " + quoted_text(rod.name) +
+                                                    " accumulates at this rate overflows a double");
   for (int j = 0; j < rod.edge_count(); ++j)
-    if (!std::isfinite(rod.material.density * torsion_constant * rod.rest_lengths[j]))
+    if (!std::isfinite(inertia * rod.rest_lengths[j]))
       source.fail(density, "the rotational inertia of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                                " overflows a double (density x polar moment x length)");
 }

@@ -120,6 +120,9 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
                                   model.dimension));
     model.rods.back().twist = rod.twist;
     model.rods.back().material_normal = rod.material_normal;
+    model.rods.back().rest_twist = rod.rest_twist;
+    model.rods.back().twist_root = rod.twist_root;
+    model.rods.back().twist_tip = rod.twist_tip;
   }
   model.finalize();
   out["rods"] = std::move(rods.expanded);

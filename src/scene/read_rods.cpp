@@ -147,7 +147,8 @@ void RodsReader::count_vertices(const ObjectReader& reader, std::size_t count) {
 
 void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
   const ObjectReader reader =
-      entry.object({"name", "material", "vertices", "generator", "fixed", "rest", "pose", "twist", "material_normal"});
+      entry.object({"name", "material", "vertices", "generator", "fixed", "rest", "pose", "twist", "material_normal",
+                    "rest_twist", "twist_fixed"});
   const std::string name = reader.has("name") ? reader.require("name").name() : "rod" + std::to_string(index);
   const RodMaterial material = read_rod_material(reader.require("material"), materials_);
   std::string rest = "initial";
@@ -162,6 +163,33 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
   if (const auto m = reader.find("material_normal")) {
     if (!twist) reader.fail_at("material_normal", "a material normal orients the frame of a rod with \"twist\": true");
     material_normal = m->direction(3);
+  }
+  // A section with two bending stiffnesses bends right only in material frames (2D rods bend
+  // in the plane, with I2: docs/physics.md, "Cross-sections").
+  const CrossSection section = material.material.section();
+  if (section.anisotropic() && dimension_ == 3 && !twist)
+    reader.fail_at("material", std::string("the material's ") + section.type_name() +
+                                   " cross-section bends differently about its two axes; in 3D such a rod needs "
+                                   "\"twist\": true (material frames), or give a round section");
+  double rest_twist = 0.0;
+  if (const auto t = reader.find("rest_twist")) {
+    rest_twist = t->number();
+    if (!twist) reader.fail_at("rest_twist", "a rest twist is a twist rate of a rod with \"twist\": true");
+  }
+  nlohmann::json twist_fixed_expanded;
+  Rod::TwistEnd twist_ends[2] = {Rod::TwistEnd::Default, Rod::TwistEnd::Default};
+  std::optional<JsonValue> twist_fixed = reader.find("twist_fixed");
+  if (twist_fixed) {
+    const ObjectReader ends = twist_fixed->object({"root", "tip"});
+    if (!twist) reader.fail_at("twist_fixed", "\"twist_fixed\" says which end edges of a rod with \"twist\": true hold their twist");
+    twist_fixed_expanded = nlohmann::json::object();
+    const char* names[2] = {"root", "tip"};
+    for (int k = 0; k < 2; ++k)
+      if (const auto end = ends.find(names[k])) {
+        const bool held = end->boolean();
+        twist_ends[k] = held ? Rod::TwistEnd::Fixed : Rod::TwistEnd::Free;
+        twist_fixed_expanded[names[k]] = held;
+      }
   }
 
   // The geometry: one rod of given vertices, or the rods a generator makes.
@@ -204,6 +232,19 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
   std::vector<int> fixed;
   if (const auto f = reader.find("fixed")) fixed = read_fixed(*f, static_cast<int>(shapes.front().size()));
   else if (is_brush) fixed = {0, 1};
+  // Holding an end edge's twist needs that end's vertex held: a free end has nothing to hold
+  // its frame against.
+  if (twist_fixed) {
+    const int last = static_cast<int>(shapes.front().size()) - 1;
+    const int end_vertex[2] = {0, last};
+    const char* names[2] = {"root", "tip"};
+    for (int k = 0; k < 2; ++k)
+      if (twist_ends[k] == Rod::TwistEnd::Fixed &&
+          std::find(fixed.begin(), fixed.end(), end_vertex[k]) == fixed.end())
+        twist_fixed->source().fail(pointer_append(twist_fixed->pointer(), std::string(names[k])),
+                                   std::string("holding the ") + names[k] + " edge's twist needs vertex " +
+                                       std::to_string(end_vertex[k]) + " fixed (list it in \"fixed\")");
+  }
 
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     std::vector<Vec3>& vertices = shapes[k];
@@ -223,6 +264,8 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
                                {"rest", rest}};
     if (twist) expanded["twist"] = true;
     if (!material_normal.isZero()) expanded["material_normal"] = vector_json(material_normal, 3);
+    if (rest_twist != 0.0) expanded["rest_twist"] = rest_twist;
+    if (!twist_fixed_expanded.is_null()) expanded["twist_fixed"] = twist_fixed_expanded;
     // The vertices above are already posed; posing them again gives the same (the bones and
     // the target are unchanged), so the expanded scene reloads to the same rod.
     if (!pose_expanded.is_null()) expanded["pose"] = pose_expanded;
@@ -232,6 +275,9 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
                  material.pointer.empty() ? reader.pointer_to("material") : material.pointer};
     spec.twist = twist;
     spec.material_normal = material_normal;
+    spec.rest_twist = rest_twist;
+    spec.twist_root = twist_ends[0];
+    spec.twist_tip = twist_ends[1];
     if (!pose_warning.empty()) spec.warnings.push_back(pose_warning);
     result_.value.push_back(std::move(spec));
   }

@@ -6,4 +6,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   integrator/test_length_correction.cpp
   integrator/test_newton.cpp
   integrator/test_time_schemes.cpp
-  integrator/test_twist_dynamics.cpp)
+  integrator/test_twist_dynamics.cpp
+  integrator/test_twist_sections.cpp)

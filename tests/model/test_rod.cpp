@@ -113,3 +113,52 @@ TEST_CASE("model rod: a 3D rod straight up to rounding has rest angles exactly z
   const Rod bent = make_rod("bent", material, vertices, {0, 1}, RestShape::Initial, 3);
   CHECK(bent.rest_angles[10] > 1e-8);
 }
+
+TEST_CASE("model rod: which twists are held, by default and as twist_fixed says; initial twists") {
+  // 6 vertices, 5 edges along x.
+  auto rod_with = [](std::vector<int> fixed, Rod::TwistEnd root, Rod::TwistEnd tip) {
+    std::vector<Vec3> v;
+    for (int i = 0; i < 6; ++i) v.push_back(Vec3(0.01 * i, 0.0, 0.0));
+    Rod rod = make_rod("r", steel(), v, std::move(fixed), RestShape::Straight, 3);
+    rod.twist = true;
+    rod.twist_root = root;
+    rod.twist_tip = tip;
+    return rod;
+  };
+  auto held = [](const Rod& rod) {
+    std::string s;
+    for (int j = 0; j < rod.edge_count(); ++j) s += rod.is_twist_fixed(j) ? 'H' : '-';
+    return s;
+  };
+  using E = Rod::TwistEnd;
+  // Default: an edge is held iff both its vertices are fixed.
+  CHECK(held(rod_with({0, 1}, E::Default, E::Default)) == "H----");
+  CHECK(held(rod_with({0, 1, 2, 4, 5}, E::Default, E::Default)) == "HH--H");
+  CHECK(held(rod_with({0}, E::Default, E::Default)) == "-----");
+  // A freed clamp frees its whole run of fixed edges (a bearing), and only that end's.
+  CHECK(held(rod_with({0, 1, 2, 4, 5}, E::Free, E::Default)) == "----H");
+  CHECK(held(rod_with({0, 1, 2, 4, 5}, E::Default, E::Free)) == "HH---");
+  // A held pin holds its end edge.
+  CHECK(held(rod_with({0, 5}, E::Fixed, E::Default)) == "H----");
+  CHECK(held(rod_with({0, 5}, E::Fixed, E::Fixed)) == "H---H");
+  // Every vertex fixed: both runs cover every edge, held if either end's rule holds it.
+  CHECK(held(rod_with({0, 1, 2, 3, 4, 5}, E::Free, E::Default)) == "-----");
+  CHECK(held(rod_with({0, 1, 2, 3, 4, 5}, E::Free, E::Fixed)) == "HHHHH");
+  // A rod without twist holds no twist.
+  Rod plain = rod_with({0, 1}, E::Default, E::Default);
+  plain.twist = false;
+  CHECK(held(plain) == "-----");
+  CHECK(plain.initial_twists().empty());
+
+  // Initial twists: theta_j = rest_twist * (l_1 + ... + l_j), l_i the Voronoi lengths.
+  std::vector<Vec3> v = {Vec3(0, 0, 0), Vec3(0.01, 0, 0), Vec3(0.03, 0, 0), Vec3(0.06, 0, 0)};
+  Rod uneven = make_rod("u", steel(), v, {}, RestShape::Straight, 3);
+  uneven.twist = true;
+  CHECK(uneven.initial_twists() == std::vector<double>{0.0, 0.0, 0.0});
+  uneven.rest_twist = 10.0;
+  const std::vector<double> theta = uneven.initial_twists();
+  REQUIRE(theta.size() == 3);
+  CHECK(theta[0] == 0.0);
+  CHECK(theta[1] == doctest::Approx(10.0 * 0.015).epsilon(1e-14).scale(0.0));
+  CHECK(theta[2] == doctest::Approx(10.0 * (0.015 + 0.025)).epsilon(1e-14).scale(0.0));
+}

@@ -413,3 +413,126 @@ TEST_CASE("scene: rods with twist, their shear modulus and the helix generator")
   CHECK(again.expanded == scene.expanded);
   CHECK(again.model.layout.twist_dof_count() == 42);
 }
+
+TEST_CASE("scene: cross-sections, rest twist and twist_fixed") {
+  const std::string head = R"({ "format": "bristle-scene/1", "dimension": 3, "time": { "dt": 0.01, "duration": 0.02 },
+    "materials": {
+      "ribbon": { "density": 1000, "cross_section": { "type": "rectangle", "width": 0.004, "thickness": 0.0005 },
+                  "youngs_modulus": 1e9, "poissons_ratio": 0.3 },
+      "oval": { "density": 1000, "cross_section": { "type": "ellipse", "a": 0.001, "b": 0.002 }, "youngs_modulus": 1e9 },
+      "disc": { "density": 1000, "cross_section": { "type": "circle", "radius": 0.001 }, "youngs_modulus": 1e9 },
+      "round": { "density": 1000, "radius": 0.001, "youngs_modulus": 1e9 } },
+    "rods": [)";
+  const std::string line = R"("vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0], [0.03, 0, 0]])";
+  const Scene scene = load_scene_from_string(
+      head + R"(
+      { "name": "strip", "material": "ribbon", "twist": true, "material_normal": [0, 1, 0], "rest_twist": 2.5,
+        "fixed": [0, 1], "twist_fixed": { "root": false }, )" + line + R"( },
+      { "name": "pin", "material": "oval", "twist": true, "fixed": [0], "twist_fixed": { "root": true, "tip": false }, )" +
+          line + R"( },
+      { "name": "plain", "material": "disc", )" + line + R"( },
+      { "name": "wire", "material": "round", "twist": true, "fixed": [0, 1], )" + line + R"( } ] })",
+      "sections.json");
+  const Model& model = scene.model;
+  const Rod& strip = model.rods[0];
+  CHECK(strip.material.section().shape == CrossSection::Shape::Rectangle);
+  CHECK(strip.material.section().size1 == 0.004);
+  CHECK(strip.material.section().size2 == 0.0005);
+  CHECK(strip.material.radius == 0.002);  // contact and rendering: the half width
+  CHECK(strip.material.area() == doctest::Approx(2e-6).epsilon(1e-14).scale(0.0));
+  CHECK(strip.rest_twist == 2.5);
+  // A twist DOF's inertia is rho (I1 + I2) L_j: (w^3 t + w t^3) / 12 for the ribbon.
+  CHECK(model.dof_masses()[model.layout.edge_dof(0, 1)] ==
+        doctest::Approx(1000.0 * (6.4e-8 * 5e-4 + 0.004 * 1.25e-10) / 12.0 * 0.01).epsilon(1e-14).scale(0.0));
+  // twist_fixed root false frees the clamped root edge's twist (a bearing); the others follow
+  // the default rule.
+  CHECK_FALSE(strip.is_twist_fixed(0));
+  CHECK(model.layout.free_index(model.layout.edge_dof(0, 0)) >= 0);
+  CHECK(model.layout.free_index(model.layout.edge_dof(0, 1)) >= 0);
+  // The initial twists climb at the rest twist rate: theta_j = 2.5 * 0.01 * j.
+  const State state = initial_state(model);
+  CHECK(state.positions[model.layout.edge_dof(0, 0)] == 0.0);
+  for (int j = 1; j < 3; ++j) CHECK(state.positions[model.layout.edge_dof(0, j)] == doctest::Approx(0.025 * j).epsilon(1e-14).scale(0.0));
+  const Rod& pin = model.rods[1];
+  CHECK(pin.material.radius == 0.002);
+  CHECK(pin.material.section().second_moment_2() == doctest::Approx(kPi * 0.001 * 8e-9 / 4.0).epsilon(1e-14).scale(0.0));
+  CHECK(pin.is_twist_fixed(0));  // a pinned root whose twist is held
+  CHECK(model.layout.free_index(model.layout.edge_dof(1, 0)) < 0);
+  CHECK_FALSE(pin.is_twist_fixed(2));
+  CHECK(model.rods[2].material.section().shape == CrossSection::Shape::Circle);
+  CHECK(model.rods[2].material.radius == 0.001);
+  CHECK(model.rods[3].is_twist_fixed(0));  // the default: a clamp holds its frame
+  CHECK_FALSE(model.rods[3].is_twist_fixed(1));
+
+  // The expanded scene records what was given, and reloads to the same model.
+  CHECK(scene.expanded["materials"]["ribbon"]["cross_section"] ==
+        nlohmann::json({{"type", "rectangle"}, {"width", 0.004}, {"thickness", 0.0005}}));
+  CHECK_FALSE(scene.expanded["materials"]["ribbon"].contains("radius"));
+  CHECK(scene.expanded["materials"]["round"]["radius"] == 0.001);
+  CHECK(scene.expanded["rods"][0]["rest_twist"] == 2.5);
+  CHECK(scene.expanded["rods"][0]["twist_fixed"] == nlohmann::json({{"root", false}}));
+  CHECK(scene.expanded["rods"][1]["twist_fixed"] == nlohmann::json({{"root", true}, {"tip", false}}));
+  CHECK_FALSE(scene.expanded["rods"][3].contains("rest_twist"));
+  CHECK_FALSE(scene.expanded["rods"][3].contains("twist_fixed"));
+  const Scene again = load_scene_from_string(scene.expanded.dump(2), "expanded.json");
+  CHECK(again.expanded == scene.expanded);
+  for (std::size_t r = 0; r < model.rods.size(); ++r) {
+    CHECK(again.model.rods[r].material.section().size1 == model.rods[r].material.section().size1);
+    CHECK(again.model.rods[r].material.section().size2 == model.rods[r].material.section().size2);
+    CHECK(again.model.rods[r].rest_twist == model.rods[r].rest_twist);
+    for (int j = 0; j < model.rods[r].edge_count(); ++j)
+      CHECK(again.model.rods[r].is_twist_fixed(j) == model.rods[r].is_twist_fixed(j));
+  }
+
+  struct Refusal {
+    const char* rods;      // the `rods` entries after `head`
+    const char* pointer;   // where the error must be
+    const char* message;   // a piece of its message
+  };
+  const std::string v = line;
+  const Refusal refusals[] = {
+      {R"({ "material": "ribbon", VERTICES })", "/rods/0/material", "needs \"twist\": true"},
+      {R"({ "material": "oval", VERTICES })", "/rods/0/material", "ellipse cross-section"},
+      {R"({ "material": "round", "rest_twist": 1, VERTICES })", "/rods/0/rest_twist", "\"twist\": true"},
+      {R"({ "material": "round", "rest_twist": "1", "twist": true, VERTICES })", "/rods/0/rest_twist", "expected a number"},
+      {R"({ "material": "round", "fixed": [0, 1], "twist_fixed": { "root": true }, VERTICES })", "/rods/0/twist_fixed", "\"twist\": true"},
+      {R"({ "material": "round", "twist": true, "twist_fixed": { "root": true }, VERTICES })", "/rods/0/twist_fixed/root", "needs vertex 0 fixed"},
+      {R"({ "material": "round", "twist": true, "fixed": [0], "twist_fixed": { "tip": true }, VERTICES })", "/rods/0/twist_fixed/tip", "needs vertex 3 fixed"},
+      {R"({ "material": "round", "twist": true, "twist_fixed": { "middle": true }, VERTICES })", "/rods/0/twist_fixed/middle", "unknown key"},
+      {R"({ "material": "round", "twist": true, "twist_fixed": { "tip": 1 }, VERTICES })", "/rods/0/twist_fixed/tip", "expected"},
+      {R"({ "material": { "density": 1, "radius": 0.001, "cross_section": { "type": "circle", "radius": 0.001 }, "youngs_modulus": 1 }, VERTICES })",
+       "/rods/0/material/cross_section", "not both"},
+      {R"({ "material": { "density": 1, "youngs_modulus": 1 }, VERTICES })", "/rods/0/material/radius", "\"cross_section\""},
+      {R"({ "material": { "density": 1, "cross_section": { "type": "square", "width": 1 }, "youngs_modulus": 1 }, VERTICES })",
+       "/rods/0/material/cross_section/type", "expected"},
+      {R"({ "material": { "density": 1, "cross_section": { "type": "rectangle", "width": 0.001, "thickness": 0 }, "youngs_modulus": 1 }, "twist": true, VERTICES })",
+       "/rods/0/material/cross_section/thickness", "positive"},
+      {R"({ "material": { "density": 1, "cross_section": { "type": "ellipse", "a": -1, "b": 1 }, "youngs_modulus": 1 }, "twist": true, VERTICES })",
+       "/rods/0/material/cross_section/a", "positive"},
+      {R"({ "material": { "density": 1, "cross_section": { "type": "ellipse", "a": 1, "width": 1 }, "youngs_modulus": 1 }, "twist": true, VERTICES })",
+       "/rods/0/material/cross_section/width", "unknown key"},
+      {R"({ "material": { "density": 1, "cross_section": { "a": 1, "b": 1 }, "youngs_modulus": 1 }, "twist": true, VERTICES })",
+       "/rods/0/material/cross_section/type", "missing"},
+      {R"({ "material": { "density": 1, "cross_section": 0.001, "youngs_modulus": 1 }, VERTICES })",
+       "/rods/0/material/cross_section", "expected a cross-section object"},
+  };
+  for (const Refusal& r : refusals) {
+    std::string rods = r.rods;
+    rods.replace(rods.find("VERTICES"), 8, v);
+    CAPTURE(rods);
+    const SceneError e = test::scene_refusal(head + rods + "] }");
+    CHECK(e.pointer() == r.pointer);
+    CHECK_MESSAGE(e.message().find(r.message) != std::string::npos, e.message());
+  }
+
+  // In 2D an anisotropic section bends in the plane with I2 (no twist needed); a square is
+  // isotropic and needs no twist in 3D either.
+  const Scene flat = load_scene_from_string(R"({ "format": "bristle-scene/1", "dimension": 2,
+    "time": { "dt": 0.01, "duration": 0.02 },
+    "rods": [ { "material": { "density": 1000, "cross_section": { "type": "rectangle", "width": 0.004, "thickness": 0.0005 },
+                              "youngs_modulus": 1e9 },
+                "vertices": [[0, 0], [0.01, 0], [0.02, 0]] } ] })", "flat.json");
+  CHECK(flat.model.rods[0].bend_stiffness(1) == doctest::Approx(1e9 * 0.004 * 1.25e-10 / 12.0 / 0.01).epsilon(1e-12).scale(0.0));
+  CHECK_NOTHROW(load_scene_from_string(head + R"({ "material": { "density": 1, "cross_section": { "type": "rectangle",
+      "width": 0.001, "thickness": 0.001 }, "youngs_modulus": 1 }, )" + v + "}] }", "square.json"));
+}

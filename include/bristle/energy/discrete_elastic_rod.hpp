@@ -40,9 +40,9 @@ StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed)
 
 /// Per-vertex constants of a rod with twist, from its rest shape: the Bishop (space-parallel)
 /// frames of its initial vertices with the first reference director `first_director`, rest
-/// material curvatures from them ("rest": "initial"; zero for "straight"), stiffnesses
-/// E I / l_i per principal direction and G J / l_i for twist (round section of the material's
-/// radius, G the material's shear modulus), zero rest twist.
+/// material curvatures in the material frames at the rod's initial twists ("rest":
+/// "initial"; zero for "straight"), stiffnesses E I1 / l_i, E I2 / l_i and G J / l_i for twist
+/// (the material's cross-section and shear modulus), rest twist rest_twist * l_i.
 struct BendTwistRest {
   StencilFrames frames;
   MaterialBendParameters bend;

@@ -28,16 +28,34 @@ struct Rod {
   /// Indices of vertices held in place, sorted and unique.
   std::vector<int> fixed;
   /// Whether each edge carries a twist DOF (its material frame's angle about the edge,
-  /// discrete elastic rods). An edge whose two vertices are fixed has its twist fixed too
-  /// (a clamped end clamps the frame).
+  /// discrete elastic rods). Which twists are fixed: is_twist_fixed.
   bool twist = false;
-  /// A rod with twist: the direction at the root its first material director m1 is laid
-  /// along (made perpendicular to the first edge); zero: any perpendicular.
+  /// A rod with twist: the direction at the root its first material director m1 (the
+  /// section's first axis) is laid along (made perpendicular to the first edge); zero: any
+  /// perpendicular.
   Vec3 material_normal = Vec3::Zero();
+  /// A rod with twist: the rest twist per length [rad/m] on top of the Bishop frames' zero;
+  /// interior vertex i's rest twist is rest_twist * l_i. The rod starts in that twisted rest
+  /// state (initial_twists).
+  double rest_twist = 0.0;
+  /// Whether an end edge's twist is fixed: by the default rule, or as a scene's
+  /// `twist_fixed` says.
+  enum class TwistEnd { Default, Fixed, Free };
+  TwistEnd twist_root = TwistEnd::Default, twist_tip = TwistEnd::Default;
 
   int vertex_count() const { return static_cast<int>(initial_positions.size()); }
   int edge_count() const { return vertex_count() - 1; }
   bool is_fixed(int vertex) const;
+  /// Whether edge j's twist DOF is held (false for a rod without twist). Default: iff both of
+  /// its vertices are fixed (a clamp holds the frame). `twist_root` (`twist_tip`), when not
+  /// Default, decides instead for the root's (tip's) end edges: edge 0 (the last edge) and
+  /// every edge whose vertices, and all vertices from it to that end, are fixed. An edge both
+  /// ends' settings cover (every vertex fixed, both given) is held if either holds it.
+  bool is_twist_fixed(int edge) const;
+  /// Twist angle of each edge in the initial state [rad]: theta_0 = 0,
+  /// theta_j = theta_{j-1} + rest_twist * l_j, so every interior vertex starts at its rest
+  /// twist (empty for a rod without twist).
+  std::vector<double> initial_twists() const;
 
   /// Lumped mass of vertex i: density A (L_{i-1} + L_i) / 2 [kg].
   double vertex_mass(int vertex) const;

@@ -61,6 +61,9 @@ struct RodSpec {
   std::string material_pointer;  ///< where its material is defined ("/materials/nylon")
   bool twist = false;                    ///< Rod::twist
   Vec3 material_normal = Vec3::Zero();   ///< Rod::material_normal
+  double rest_twist = 0.0;               ///< Rod::rest_twist [rad/m]
+  Rod::TwistEnd twist_root = Rod::TwistEnd::Default;  ///< Rod::twist_root
+  Rod::TwistEnd twist_tip = Rod::TwistEnd::Default;   ///< Rod::twist_tip
 };
 
 /// Refuses a built model whose derived quantities overflow although every number in the
