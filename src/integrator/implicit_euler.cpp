@@ -672,10 +672,15 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   for (const double sum : chunk_sums) kinetic += sum;
   ctx.end_energies.kinetic = 0.5 * kinetic;
   const EnergyBreakdown& e = ctx.end_energies;
+  // Round-off of the sums, and a floor where they reach the subnormal range (an undriven rod
+  // whose energy has drained to 1e-300 J and below, as a twisted rod freed at one end does):
+  // there the energies carry no significant digits and a "gain" of 1e-317 J is not one.
   auto noise_of = [](const EnergyBreakdown& b, double other) {
+    constexpr double kSubnormalFloor = std::numeric_limits<double>::min() / std::numeric_limits<double>::epsilon();
     return 64.0 * std::numeric_limits<double>::epsilon() *
-           (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.twist) + std::abs(b.gravity) + std::abs(b.load) +
-            std::abs(other));
+               (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.twist) + std::abs(b.gravity) +
+                std::abs(b.load) + std::abs(other)) +
+           kSubnormalFloor;
   };
   // BDF2 is not dissipative step by step: on a swinging strand its energy rises by ~1e-5 of
   // m g L in one step and falls in the next (the L-stability it has damps over two steps). It

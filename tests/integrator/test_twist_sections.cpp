@@ -173,7 +173,11 @@ TEST_CASE("twist sections: a tip with free twist lets a twisted rod clamped at b
     for (int j = 1; j <= last; ++j) state.positions[model.layout.edge_dof(0, j)] = 0.1 * j;
     ImplicitEuler integrator(model, SolverSettings{});
     const double start = integrator.energies(state).twist;
-    for (int n = 0; n < 400; ++n) REQUIRE(integrator.step(state, 1e-3).ok);
+    for (int n = 0; n < 400; ++n) {
+      const StepReport report = integrator.step(state, 1e-3);
+      INFO("step ", n, ": ", report.failure);
+      REQUIRE(report.ok);
+    }
     const double end = integrator.energies(state).twist;
     MESSAGE((tip == Rod::TwistEnd::Free ? "tip free" : "tip held") << ": twist energy " << start << " J -> " << end
                                                                    << " J after 0.4 s");
