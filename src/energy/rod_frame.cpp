@@ -178,8 +178,12 @@ Vec3 curvature_binormal(const Vec3& t0, const Vec3& t1) { return 2.0 * t0.cross(
 
 double reference_twist(const Vec3& t0, const Vec3& t1, const Vec3& d0, const Vec3& d1, double previous) {
   const double angle = signed_angle(parallel_transport(t0, t1, d0), d1, t1);
-  // The representative of angle + 2 pi k nearest the previous value.
-  return previous + std::remainder(angle - previous, 2.0 * kPi);
+  // The representative of angle + 2 pi k nearest the previous value. In a step the reference
+  // twist moves by far less than pi, so the difference is usually in [-pi, pi] already and the
+  // (slow) exact remainder is skipped.
+  const double difference = angle - previous;
+  if (std::abs(difference) <= kPi) return previous + difference;
+  return previous + std::remainder(difference, 2.0 * kPi);
 }
 
 MaterialDirectors material_directors(const Vec3& tangent, const Vec3& reference, double theta) {
@@ -274,7 +278,10 @@ BendTwistStrains bend_twist_strains(const BendTwistStencil& s) {
   const Vec3 minus_m1s[2] = {-m[0].m1, -m[1].m1}, m2s[2] = {m[0].m2, m[1].m2};
   out.kappa[0] = binormal_gradient(m[0].m2 + m[1].m2, 0.5, minus_m1s);
   out.kappa[1] = binormal_gradient(m[0].m1 + m[1].m1, -0.5, m2s);
-  out.twist = twist_strain(s);
+  // The twist's gradient from the same binormal (as twist_strain).
+  Vec<8> g;
+  g << kb / (2.0 * n[0]), kb / (2.0 * n[1]), -1.0, 1.0;
+  out.twist = {stencil_twist(s), stencil_gradient(g)};
   return out;
 }
 
