@@ -1,5 +1,6 @@
 #include "bristle/cli/scene_summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -74,8 +75,14 @@ SceneSummary summarize_scene(const Scene& scene) {
       const double omega2 = k * (inverse_mass(j) + inverse_mass(j + 1));
       if (omega2 > 0) consider(s.fastest_stretch_hz, std::sqrt(omega2) / (2 * kPi), true, scene, r, j);
     }
+    // A rod with twist bends about both principal axes of its section: the stiffer one bounds
+    // the stiffest bend, the softer one sets the first mode. Without twist, I2 (rod.hpp).
+    const CrossSection section = rod.material.section();
+    const double i_section = section.second_moment_2();
+    const double i_stiff = rod.twist ? std::max(section.second_moment_1(), i_section) : i_section;
+    const double i_soft = rod.twist ? std::min(section.second_moment_1(), i_section) : i_section;
     for (int i = 1; i + 1 < n; ++i) {
-      const double k = rod.bend_stiffness(i);
+      const double k = rod.material.youngs_modulus * i_stiff / rod.voronoi_length(i);
       consider(s.stiffest_bend, k, true, scene, r, i);
       if (rod.is_fixed(i)) continue;
       const double lever = 1.0 / rod.rest_lengths[i - 1] + 1.0 / rod.rest_lengths[i];
@@ -88,7 +95,7 @@ SceneSummary summarize_scene(const Scene& scene) {
       const double length = rod.rest_length();
       const double beta = 1.8751040687;
       const double f1 = beta * beta / (2 * kPi * length * length) *
-                        std::sqrt(rod.material.bending_stiffness() / rod.material.linear_density());
+                        std::sqrt(rod.material.youngs_modulus * i_soft / rod.material.linear_density());
       consider(s.first_mode_hz, f1, true, scene, r, 0);
     }
   }
