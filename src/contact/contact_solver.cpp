@@ -17,6 +17,9 @@ namespace {
 // small enough to keep the vertex's block well scaled next to its mass.
 constexpr double kMaxDirectionStiffness = 1e6;
 
+// How far a sliding vertex's friction impulse may exceed mu lambda_n, relative (round-off).
+constexpr double kConeTolerance = 1e-10;
+
 // Solves after make_safe() at most (each may add vertices that still penetrate).
 constexpr int kSafeSolves = 4;
 
@@ -228,23 +231,6 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
       vc.friction_matrix = vc.direction_stiffness * P;
       const Vec3 f0 = -vc.friction_bound * s - vc.friction_matrix * (v_now - u);
       rhs_.segment(vc.free, D) += f0.head(D);
-      if (vc.rail && D == 3 && rank == 1) {
-        // On a rail: the slip along s only; the tangent direction across it moves with the
-        // surface (see release_pulling: a vertex that cycled between sticking
-        // and sliding). Frame [n, n x s, s]; n and the cross direction prescribed.
-        const Vec3 n = N.col(0).normalized();
-        const Vec3 along = (s - s.dot(n) * n).normalized();
-        const Vec3 across = n.cross(along);
-        constraint.frame.col(0) = n;
-        constraint.frame.col(1) = across;
-        constraint.frame.col(2) = along;
-        constraint.count = 2;
-        constraint.value[0] = b[0] / N.col(0).norm() - n.dot(v_now);
-        constraint.value[1] = across.dot(u) - across.dot(v_now);
-        vc.friction_matrix.setZero();
-        rhs_.segment(vc.free, D) -= f0.head(D);
-        rhs_.segment(vc.free, D) += (-vc.friction_bound * along).head(D);
-      }
     }
     constraints_.push_back(constraint);
   }
@@ -272,12 +258,6 @@ void ContactSolver::make_safe() {
                                   [](const VertexContact& vc) { return vc.contacts.empty(); });
   contacts_.erase(end, contacts_.end());
   rebuild_slots();
-}
-
-// c = B / |w|, capped at kMaxDirectionStiffness vertex masses (a slip that nearly stopped).
-double ContactSolver::direction_stiffness(double bound, double slip_speed, int global_vertex) const {
-  const double cap = kMaxDirectionStiffness * vertex_mass_[global_vertex];
-  return bound < cap * slip_speed ? bound / slip_speed : cap;
 }
 
 // Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
@@ -343,13 +323,18 @@ void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_
 //     (its pulling impulse is accepted: it penetrates when free, so the truth is a contact
 //     with lambda_n near 0, which the linearisation cannot hit exactly);
 //   - a vertex that goes from sliding back to sticking and then slides again within one
-//     solve slides on a rail: along the direction of the static impulse it could not hold,
-//     with the tangent direction across it moving with the surface. A nearly stuck vertex
-//     (driving impulse just above the friction bound) can otherwise flip between sticking
-//     and a slip that friction reverses; along one direction the choice is exact (a linear
-//     response is monotone), and the slip is too slow for the rail to matter;
+//     solve takes its slip direction from the proximal trial impulse z = f - m w (f the
+//     friction it was given, w its slip, m its mass), s = -z / |z|, and its direction
+//     stiffness from the projection onto the disc at z, not from w / |w|: a nearly stuck
+//     vertex (near a pivot) has a tiny slip that turns from pass to pass, and B / |w| then
+//     gave friction impulses far outside the cone. (This replaced a rail that held the
+//     tangent direction across the slip by an unbounded constraint: 60 times mu lambda_n
+//     on a pivoting rod at dt = 1/60 s; docs/contact.md, "A rod that pivots");
 //   - after max_state_changes stick/slide switches in one solve a vertex may no longer go
 //     back to sticking (it may always start sliding, so friction never exceeds the cone).
+// A sliding vertex counts as settled only when the friction impulse it was given lies in
+// the cone, |f| <= mu lambda_n to kConeTolerance (a bound lagged above mu lambda_n, or the
+// linearised turn c P w of an unsettled slip, goes round once more).
 // And if the set still has not settled after max_iterations solves, make_safe() finishes.
 
 // Stage 1: releases contacts whose constraint would pull (lambda_n < 0), the worst per
@@ -417,12 +402,24 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
     // Sticking is limited, sliding never: a vertex whose friction cannot settle ends up
     // sliding, with its friction bounded by the cone, never stuck beyond it.
     const bool may_stick = vc.state_changes < settings_.max_state_changes;
+    // The friction impulse this pass applied, as the formulation defines it (build_constraints):
+    // f = -B s - c P (v1 - u). The measured impulse (compute_impulses) is the same to the linear
+    // solve's residual.
+    const Vec3 applied = -vc.friction_bound * vc.slip_direction - vc.friction_matrix * slip;
+    // The proximal (Alart-Curnier) trial impulse z = f - rho w: the friction that would also
+    // stop this vertex's slip w, rho its mass (an impulse per velocity). Coulomb's law is the
+    // fixed point f = proj(z) onto the disc |f| <= mu lambda_n, whatever rho > 0: inside the
+    // disc the vertex sticks, outside it slides against z, s = -z / |z|. Unlike w / |w|, z
+    // stays well defined as the slip vanishes (near a pivot the slip is tiny and turns from
+    // one pass to the next; z then keeps the direction of the friction the vertex needed).
+    // (Tangential to round-off: a slip that vanished leaves only round-off, in any direction.)
+    const Vec3 trial = tangential_part(N, applied - vertex_mass_[gv] * slip);
+    const double trial_norm = trial.norm();
     const double along = slip.dot(vc.slip_direction);
     if (vc.friction_bound > 0.0 && !(along > 0.0) && may_stick) {
-      // Friction would reverse the slip within the step: the vertex sticks instead. If it
-      // starts sliding again in this solve, it slides on a rail (see build_constraints).
+      // Friction would reverse the slip within the step: the vertex sticks instead.
       vc.state = FrictionState::Stick;
-      vc.rail = true;
+      vc.cycled = true;
       ++vc.state_changes;
       change.switched = true;
       continue;
@@ -439,15 +436,33 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
     vc.secant_bound = vc.friction_bound;
     vc.secant_value = target;
     const double speed = slip.norm();
-    const Vec3 direction = speed > 0.0 && !vc.rail ? Vec3(slip / speed) : vc.slip_direction;
+    const Vec3 direction = vc.cycled ? (trial_norm > 0.0 ? Vec3(-trial / trial_norm) : vc.slip_direction)
+                                     : (speed > 0.0 ? Vec3(slip / speed) : vc.slip_direction);
     const bool bound_moved = std::abs(target - vc.friction_bound) > tol * std::max(target, vc.friction_bound);
     const bool direction_moved = (direction - vc.slip_direction).norm() > tol;
-    if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
+    // The friction applied must lie in the cone, to round-off: |f| <= mu lambda_n. A bound
+    // lagged above mu lambda_n, or the linearised turn c P w of a slip that has not settled,
+    // goes round once more.
+    const bool outside_cone = applied.norm() > (1.0 + kConeTolerance) * target;
+    if (outside_cone) bound = std::min(bound, target);
+    if (bound_moved || outside_cone || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
       vc.friction_bound = bound;
       vc.slip_direction = direction;
       change.updated = true;
     }
-    vc.direction_stiffness = direction_stiffness(vc.friction_bound, speed, gv);
+    // Newton on the direction. Sliding consistently, c = B / |w|, the derivative of B w / |w|.
+    // A vertex that cycled slides with the proximal direction -z / |z| and the derivative of
+    // the projection onto the disc at z, (B / |z|) (I - z z^T / |z|^2), acting on f - rho w:
+    // c = rho B / (|z| - B), which equals B / |w| while f = -B s and w = |w| s, and stays
+    // bounded by the trial's distance outside the disc where B / |w| blows up (a vanishing slip).
+    const double cap = kMaxDirectionStiffness * vertex_mass_[gv];
+    if (vc.cycled) {
+      const double excess = trial_norm - vc.friction_bound;
+      vc.direction_stiffness =
+          vertex_mass_[gv] * vc.friction_bound < cap * excess ? vertex_mass_[gv] * vc.friction_bound / excess : cap;
+    } else {
+      vc.direction_stiffness = vc.friction_bound < cap * speed ? vc.friction_bound / speed : cap;
+    }
   }
   return change;
 }
@@ -465,7 +480,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   std::fill(released_.begin(), released_.end(), 0);
   for (VertexContact& vc : contacts_) {
     vc.held = false;
-    vc.rail = false;
+    vc.cycled = false;
     vc.state_changes = 0;
   }
   xp_ = x0 + h * v;
@@ -536,10 +551,17 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.converged = converged_;
   out.max_penetration = 0.0;
   out.max_penetration_fraction = 0.0;
+  out.max_friction_ratio = 0.0;
   for (const VertexContact& vc : contacts_) {
     double bound = 0.0;
     for (const ColliderContact& cc : vc.contacts)
       bound += colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0);
+    double mu = 0.0;
+    for (const ColliderContact& cc : vc.contacts) mu = std::max(mu, colliders_[cc.collider].friction);
+    const double friction = vc.friction_impulse.norm();
+    if (mu > 0.0 && friction > 0.0)
+      out.max_friction_ratio = std::max(
+          out.max_friction_ratio, bound > 0.0 ? friction / bound : std::numeric_limits<double>::infinity());
     for (const ColliderContact& cc : vc.contacts) {
       // The vertex's friction impulse is shared in proportion to each contact's bound.
       const double share = bound > 0.0 ? colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0) / bound

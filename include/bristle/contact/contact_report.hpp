@@ -22,6 +22,11 @@ struct ContactReport {
   bool converged = true;        ///< false when the active set hit ContactSettings::max_iterations
   double max_penetration = 0.0; ///< deepest penetration of a free vertex's surface at the step end [m], >= 0
   double max_penetration_fraction = 0.0;  ///< the largest penetration / radius over free vertices, >= 0
+  /// The largest |friction impulse| / (mu lambda_n) over the step's contacts (per vertex, the
+  /// bound summed over its colliders): at most 1 (to round-off) when friction stays in the
+  /// Coulomb cone. Contacts with no friction impulse count 0; friction where mu lambda_n <= 0,
+  /// infinity.
+  double max_friction_ratio = 0.0;
 
   int contact_count() const {
     int total = 0;

@@ -29,7 +29,8 @@
 ///                       relinearise curved colliders whose gap drifted
 ///
 /// with anti-cycling rules (a pulling stick tries sliding first, a re-added vertex is held,
-/// a vertex that cycled slides on a rail, a cap on returns to sticking) and, should the set
+/// a vertex that cycled slides against its proximal trial impulse, a cap on returns to
+/// sticking; a sliding vertex settles only with its friction in the cone) and, should the set
 /// still not settle within max_iterations, a safe finish (make_safe: everything in contact
 /// sticks, the set only grows).
 ///
@@ -104,7 +105,9 @@ struct VertexContact {
   double direction_stiffness = 0.0;
   Mat3 friction_matrix = Mat3::Zero();
   int state_changes = 0;  ///< stick/slide switches in this solve; capped to stop cycling
-  bool rail = false;      ///< slides along slip_direction only (anti-cycling, 3D single contact)
+  /// Went from sliding back to sticking in this solve: if it slides again, its direction comes
+  /// from the proximal trial impulse (ContactSolver::update_friction), not from the slip.
+  bool cycled = false;
   /// The previous sliding pass's bound and the mu lambda_n it produced (secant_bound < 0:
   /// none yet), for the secant step on the bound's fixed point.
   double secant_bound = -1.0, secant_value = 0.0;
@@ -145,7 +148,6 @@ class ContactSolver {
  private:
   bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all);
   void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
-  double direction_stiffness(double bound, double slip_speed, int global_vertex) const;
   void add_friction_matrices(SparseMatrix& system) const;
   void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free);
   struct FrictionChange {
