@@ -439,7 +439,10 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
     const Vec3 direction = vc.cycled ? (trial_norm > 0.0 ? Vec3(-trial / trial_norm) : vc.slip_direction)
                                      : (speed > 0.0 ? Vec3(slip / speed) : vc.slip_direction);
     const bool bound_moved = std::abs(target - vc.friction_bound) > tol * std::max(target, vc.friction_bound);
-    const bool direction_moved = (direction - vc.slip_direction).norm() > tol;
+    // A proximal vertex whose trial lies inside the disc (to the tolerance) would stick: its
+    // stiffness c is at its cap and holds it, and the direction of a trial that small is noise.
+    const bool trial_inside = vc.cycled && trial_norm <= (1.0 + tol) * vc.friction_bound;
+    const bool direction_moved = !trial_inside && (direction - vc.slip_direction).norm() > tol;
     // The friction applied must lie in the cone, to round-off: |f| <= mu lambda_n. A bound
     // lagged above mu lambda_n, or the linearised turn c P w of a slip that has not settled,
     // goes round once more.
