@@ -30,7 +30,7 @@
 ///
 /// with anti-cycling rules (a pulling stick tries sliding first, a re-added vertex is held,
 /// a vertex that cycled slides against its proximal trial impulse, a cap on returns to
-/// sticking; a sliding vertex settles only with its friction in the cone) and, should the set
+/// sticking) and, should the set
 /// still not settle within max_iterations, a safe finish (make_safe: everything in contact
 /// sticks, the set only grows).
 ///
