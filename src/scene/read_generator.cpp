@@ -41,6 +41,16 @@ std::vector<Vec3> read_helix(const JsonValue& value, int dimension) {
   return helix_rod(spec);
 }
 
+// x to 3 significant digits, rounded up (or down).
+std::string rounded(double x, bool up) {
+  if (!(x > 0.0) || !std::isfinite(x)) return number_text(x);
+  const double unit = std::pow(10.0, std::floor(std::log10(x)) - 2.0);
+  const double r = (up ? std::ceil(x / unit) : std::floor(x / unit)) * unit;
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", r);
+  return buffer;
+}
+
 // Neighbouring roots closer than a bristle diameter would put bristles inside each other.
 // A spacing of exactly the diameter is allowed despite rounding, within half the slack of the
 // overlap check (the clearance the planting of tilted bristles asks for, plant_brush).
@@ -55,9 +65,9 @@ void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double brist
   // and a huge brush has neighbours).
   const bool several = brush_bristle_estimate(spec) > kMaxBrushBristles || brush_root_offsets(spec).size() > 1;
   if (several && coil > 0.0)
-    spacing.fail("expected a spacing of at least " + number_text(2.0 * coil + diameter) +
+    spacing.fail("expected a spacing of at least " + rounded(2.0 * coil + diameter, true) +
                  " for curly bristles: twice the material's radius plus twice the largest coil radius " +
-                 number_text(coil) + " (curl.radius * (1 + curl.jitter)), found " + number_text(spec.spacing) +
+                 rounded(coil, false) + " (curl.radius * (1 + curl.jitter)), found " + number_text(spec.spacing) +
                  ": neighbouring bristles could overlap");
   if (several)
     spacing.fail("expected a spacing of at least the bristle diameter " + number_text(diameter) +
@@ -138,16 +148,6 @@ void check_brush_size(const ObjectReader& reader, const BrushSpec& spec) {
 // Why the tilted bristles do not fit, and what would make them: the spacing or the tilt at
 // which no two bristles can touch whatever the draws (their lateral reach, see plant_brush),
 // or a thinner bristle.
-// x to 3 significant digits, rounded up (or down).
-std::string rounded(double x, bool up) {
-  if (!(x > 0.0) || !std::isfinite(x)) return number_text(x);
-  const double unit = std::pow(10.0, std::floor(std::log10(x)) - 2.0);
-  const double r = (up ? std::ceil(x / unit) : std::floor(x / unit)) * unit;
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3g", r);
-  return buffer;
-}
-
 std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
   // A curly bristle is checked as its axis inflated by the largest coil radius.
   const double r = spec.bristle_radius + spec.curl.max_radius();
