@@ -1,4 +1,4 @@
-// The brush generator: a tuft of straight bristles planted on a base plane.
+// The brush generator: a tuft of straight (or curly) bristles planted on a base plane.
 //
 //        direction
 //            ^      bristle k: root + offset_k, then `segments` edges of length_k / segments
@@ -6,6 +6,9 @@
 //        |   |   |
 //   -----o---o---o-----  base plane through `root`, perpendicular to direction, spanned by
 //           root         (u, v); offsets are lattice points of the layout in that plane
+//
+// A curly bristle is a helix about that straight bristle as its axis (plant_brush in
+// scene/generators.hpp; docs/scene-format.md, "Curly bristles").
 
 #include <algorithm>
 #include <cassert>
@@ -84,17 +87,23 @@ Vec3 tilted(const Vec3& direction, const Vec3& w, double tilt) {
 // most 65 samples: the work per bristle is then bounded by the samples and the shadows
 // crossing a cell, which stay few unless bristles are long and strongly tilted for their
 // spacing. Every cell visited and candidate tested counts against kMaxBrushOverlapWork.
+//
+// Curly bristles are checked as their axes inflated by the largest coil radius R: capsules
+// of radius r + R, which hold the helices (plant_brush), so the check stays conservative.
 class BristleField {
  public:
   BristleField(const BrushSpec& spec, const Vec3& u, const Vec3& v, const std::vector<Vec3>& offsets)
       : u_(u), v_(v), origin_(spec.root) {
     const double longest = spec.length * (1.0 + spec.jitter.length);
     const double shadow = longest * std::sin(spec.jitter.direction);
-    radius_ = spec.bristle_radius;
+    const double coil = spec.curl.max_radius();  // 0 for straight bristles
+    radius_ = spec.bristle_radius + coil;
     // Stricter than the overlap check of `bristle validate` by half its slack, so that
     // nothing planted here is reported there, whatever the rounding of the vertices along
     // the bristle; as lenient as the spacing check, so that bristles exactly 2 r apart fit.
-    clearance_ = 2.0 * radius_ * (1.0 - 0.5 * kOverlapSlack);
+    // The slack applies to the bristles' own radius only: helices whose axes are 2 (r + R)
+    // apart come within 2 r of each other at worst.
+    clearance_ = 2.0 * coil + 2.0 * spec.bristle_radius * (1.0 - 0.5 * kOverlapSlack);
     step_ = std::max({spec.spacing, 2.0 * radius_, shadow / kMaxShadowSteps});
 
     // The box holding every root, grown by the longest shadow and a cell on each side.
@@ -257,8 +266,30 @@ double brush_bristle_estimate(const BrushSpec& spec) {
   return kPi * ratio * ratio / (std::sqrt(3.0) / 2.0) + 2.0 * kPi * ratio + 1.0;
 }
 
+namespace {
+
+// The helix of one curly bristle about its axis from `base` along the unit `axis`, `length`
+// long (the formula in scene/generators.hpp, plant_brush).
+std::vector<Vec3> curly_bristle(const Vec3& base, const Vec3& axis, double length, double radius, double pitch,
+                                double phase, double sense, int segments) {
+  const std::pair<Vec3, Vec3> frame = brush_base_axes(axis, 3);
+  const double turns = length / pitch;
+  std::vector<Vec3> vertices;
+  vertices.reserve(static_cast<std::size_t>(segments) + 1);
+  for (int i = 0; i <= segments; ++i) {
+    const double t = static_cast<double>(i) / segments;
+    const double angle = 2.0 * kPi * turns * t + phase;
+    vertices.push_back(base + radius * (std::cos(angle) * frame.first + sense * std::sin(angle) * frame.second) +
+                       (length * t) * axis);
+  }
+  return vertices;
+}
+
+}  // namespace
+
 BrushPlanting plant_brush(const BrushSpec& spec) {
   assert(spec.length > 0.0 && spec.segments >= 1 && spec.spacing > 0.0);
+  assert(!spec.curl.enabled || (spec.dimension == 3 && spec.curl.radius > 0.0 && spec.curl.pitch > 0.0));
   const Vec3 d = spec.direction.normalized();
   // Named copies, not a structured binding: a lambda below uses them, which C++17 allows only
   // for variables (clang refuses captured bindings).
@@ -267,6 +298,7 @@ BrushPlanting plant_brush(const BrushSpec& spec) {
   const std::vector<Vec3> offsets = brush_root_offsets(spec);
   SplitMix64 rng(spec.jitter.seed);
   SplitMix64 redraw(spec.jitter.seed ^ kBrushRedrawSalt);
+  SplitMix64 curl_rng(spec.jitter.seed ^ kBrushCurlSalt);  // drawn from only for a curl
 
   // The jittered direction for a tilt draw b and an azimuth draw c, both in [0, 1).
   auto jittered = [&](double tilt_draw, double azimuth_draw) {
@@ -296,26 +328,44 @@ BrushPlanting plant_brush(const BrushSpec& spec) {
 
     const double length = spec.length * (1.0 + spec.jitter.length * length_draw);
     const Vec3 base = spec.root + offsets[k];
-    Vec3 tip = base + length * jittered(tilt_draw, azimuth_draw);
+    Vec3 direction = jittered(tilt_draw, azimuth_draw);
+    Vec3 tip = base + length * direction;
     if (check) {
       int draws = 1;
       for (int neighbour = field.conflict(base, tip, work); neighbour >= 0 || work > kMaxBrushOverlapWork;
            neighbour = field.conflict(base, tip, work)) {
         if (draws == kMaxBristleDraws || work > kMaxBrushOverlapWork) {
           planting.bristles.clear();
+          planting.axes.clear();
           planting.failed = true;
           planting.conflict = {static_cast<int>(k), neighbour, draws, work > kMaxBrushOverlapWork};
           return planting;
         }
         const double tilt_redraw = redraw.uniform();
         const double azimuth_redraw = redraw.uniform();
-        tip = base + length * jittered(tilt_redraw, azimuth_redraw);
+        direction = jittered(tilt_redraw, azimuth_redraw);
+        tip = base + length * direction;
         ++draws;
       }
       if (draws > 1) ++planting.redrawn;
       field.add(base, tip);
     }
-    planting.bristles.push_back(straight_rod(base, tip, spec.segments));
+    planting.axes.emplace_back(base, tip);
+    if (!spec.curl.enabled) {
+      planting.bristles.push_back(straight_rod(base, tip, spec.segments));
+      continue;
+    }
+    // Always four draws per curly bristle, in this order.
+    const double radius_draw = curl_rng.symmetric();
+    const double pitch_draw = curl_rng.symmetric();
+    const double phase_draw = curl_rng.uniform();
+    const double hand_draw = curl_rng.uniform();
+    const BrushCurl& curl = spec.curl;
+    const bool right = curl.handedness == CurlHandedness::Random ? hand_draw < 0.5
+                                                                : curl.handedness == CurlHandedness::Right;
+    planting.bristles.push_back(curly_bristle(base, direction.normalized(), length, curl.radius * (1.0 + curl.jitter * radius_draw),
+                                              curl.pitch * (1.0 + curl.jitter * pitch_draw), 2.0 * kPi * phase_draw,
+                                              right ? 1.0 : -1.0, spec.segments));
   }
   return planting;
 }

@@ -41,15 +41,34 @@ std::vector<Vec3> read_helix(const JsonValue& value, int dimension) {
   return helix_rod(spec);
 }
 
+// x to 3 significant digits, rounded up (or down).
+std::string rounded(double x, bool up) {
+  if (!(x > 0.0) || !std::isfinite(x)) return number_text(x);
+  const double unit = std::pow(10.0, std::floor(std::log10(x)) - 2.0);
+  const double r = (up ? std::ceil(x / unit) : std::floor(x / unit)) * unit;
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", r);
+  return buffer;
+}
+
 // Neighbouring roots closer than a bristle diameter would put bristles inside each other.
 // A spacing of exactly the diameter is allowed despite rounding, within half the slack of the
 // overlap check (the clearance the planting of tilted bristles asks for, plant_brush).
+// Curly bristles need their axes twice the largest coil radius further apart: the check
+// sees each as its axis inflated by that radius (conservative: helices with random phases
+// could often sit closer, but not always).
 void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double bristle_radius) {
   const double diameter = 2.0 * bristle_radius;
-  if (spec.spacing >= diameter * (1.0 - 0.5 * kOverlapSlack)) return;
+  const double coil = spec.curl.max_radius();
+  if (spec.spacing >= 2.0 * coil + diameter * (1.0 - 0.5 * kOverlapSlack)) return;
   // A lone bristle has no neighbour to overlap (counting is cheap unless the brush is huge,
   // and a huge brush has neighbours).
   const bool several = brush_bristle_estimate(spec) > kMaxBrushBristles || brush_root_offsets(spec).size() > 1;
+  if (several && coil > 0.0)
+    spacing.fail("expected a spacing of at least " + rounded(2.0 * coil + diameter, true) +
+                 " for curly bristles: twice the material's radius plus twice the largest coil radius " +
+                 rounded(coil, false) + " (curl.radius * (1 + curl.jitter)), found " + number_text(spec.spacing) +
+                 ": neighbouring bristles could overlap");
   if (several)
     spacing.fail("expected a spacing of at least the bristle diameter " + number_text(diameter) +
                  " (twice the material's radius), found " + number_text(spec.spacing) +
@@ -57,7 +76,8 @@ void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double brist
 }
 
 // `layout`: {"type": "grid", rows, columns, spacing} or {"type": "disk", radius, spacing}.
-void read_layout(const JsonValue& value, BrushSpec& spec, double bristle_radius) {
+// Returns the spacing's value, for check_spacing once the curl is known.
+JsonValue read_layout(const JsonValue& value, BrushSpec& spec) {
   const std::string type = value.type_of({"grid", "disk"});
   const ObjectReader reader = type == "grid" ? value.object({"type", "rows", "columns", "spacing"})
                                              : value.object({"type", "radius", "spacing"});
@@ -76,7 +96,7 @@ void read_layout(const JsonValue& value, BrushSpec& spec, double bristle_radius)
   }
   const JsonValue spacing = reader.require("spacing");
   spec.spacing = spacing.positive_number();
-  check_spacing(spacing, spec, bristle_radius);
+  return spacing;
 }
 
 BrushJitter read_jitter(const JsonValue& value) {
@@ -89,6 +109,26 @@ BrushJitter read_jitter(const JsonValue& value) {
     jitter.direction = direction->number_in_half_open(0.0, kHalfPi);
   if (const auto seed = reader.find("seed")) jitter.seed = static_cast<std::uint64_t>(seed->integer(0));
   return jitter;
+}
+
+// `curl`: {"radius", "pitch", "handedness", "jitter"}; curly bristles are helices, so 3D only.
+BrushCurl read_curl(const JsonValue& value, int dimension) {
+  if (dimension != 3)
+    value.fail("curly bristles coil about their axes, a 3D shape: a curl needs \"dimension\": 3");
+  const ObjectReader reader = value.object({"radius", "pitch", "handedness", "jitter"});
+  BrushCurl curl;
+  curl.enabled = true;
+  curl.radius = reader.require("radius").positive_number();
+  curl.pitch = reader.require("pitch").positive_number();
+  if (const auto h = reader.find("handedness")) {
+    const std::string hand = h->choice({"right", "left", "random"});
+    curl.handedness = hand == "right"  ? CurlHandedness::Right
+                      : hand == "left" ? CurlHandedness::Left
+                                       : CurlHandedness::Random;
+  }
+  // A relative jitter of 1 could make a coil of zero radius or pitch.
+  if (const auto jitter = reader.find("jitter")) curl.jitter = jitter->number_in_half_open(0.0, 1.0);
+  return curl;
 }
 
 // Refuses brushes too big to generate (before generating them).
@@ -108,18 +148,9 @@ void check_brush_size(const ObjectReader& reader, const BrushSpec& spec) {
 // Why the tilted bristles do not fit, and what would make them: the spacing or the tilt at
 // which no two bristles can touch whatever the draws (their lateral reach, see plant_brush),
 // or a thinner bristle.
-// x to 3 significant digits, rounded up (or down).
-std::string rounded(double x, bool up) {
-  if (!(x > 0.0) || !std::isfinite(x)) return number_text(x);
-  const double unit = std::pow(10.0, std::floor(std::log10(x)) - 2.0);
-  const double r = (up ? std::ceil(x / unit) : std::floor(x / unit)) * unit;
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3g", r);
-  return buffer;
-}
-
 std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
-  const double r = spec.bristle_radius;
+  // A curly bristle is checked as its axis inflated by the largest coil radius.
+  const double r = spec.bristle_radius + spec.curl.max_radius();
   const double longest = spec.length * (1.0 + spec.jitter.length);
   const double safe_spacing = 2.0 * longest * std::sin(spec.jitter.direction) + 2.0 * r;
   const double safe_tilt = std::asin(std::min(1.0, std::max(0.0, spec.spacing - 2.0 * r) / (2.0 * longest)));
@@ -134,7 +165,8 @@ std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
   return "the bristles do not fit: none of " + std::to_string(conflict.draws) +
          " draws of its direction jitter keeps bristle " + std::to_string(conflict.bristle) +
          " clear of the earlier bristles (the last overlaps bristle " + std::to_string(conflict.neighbour) +
-         "); the layout is too dense for bristles of radius " + number_text(r) + " m, up to " +
+         "); the layout is too dense for bristles of radius " + number_text(r) + " m" +
+         (spec.curl.enabled ? " (with their coils)" : "") + ", up to " +
          rounded(longest, true) + " m long and tilted up to " + number_text(spec.jitter.direction) +
          " rad: increase layout.spacing (from " + rounded(safe_spacing, true) +
          " m no two bristles can touch), reduce jitter.direction (at or below " + rounded(safe_tilt, false) +
@@ -143,10 +175,12 @@ std::string too_dense(const BrushSpec& spec, const BrushConflict& conflict) {
 
 std::vector<std::vector<Vec3>> read_brush(const JsonValue& value, int dimension, double bristle_radius) {
   const ObjectReader reader =
-      value.object({"type", "layout", "root", "direction", "length", "segments", "jitter"});
+      value.object({"type", "layout", "root", "direction", "length", "segments", "jitter", "curl"});
   BrushSpec spec;
   spec.dimension = dimension;
-  read_layout(reader.require("layout"), spec, bristle_radius);
+  const JsonValue spacing = read_layout(reader.require("layout"), spec);
+  if (const auto curl = reader.find("curl")) spec.curl = read_curl(*curl, dimension);
+  check_spacing(spacing, spec, bristle_radius);
   spec.root = reader.require("root").vector(dimension);
   spec.direction = reader.require("direction").direction(dimension);
   spec.length = reader.require("length").positive_number();

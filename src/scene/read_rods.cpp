@@ -158,6 +158,10 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
   if (const auto t = reader.find("twist")) {
     twist = t->boolean();
     if (twist && dimension_ != 3) reader.fail_at("twist", "rods twist only in 3D scenes (\"dimension\": 3)");
+  } else if (const auto g = reader.find("generator"); g && dimension_ == 3) {
+    // A curly brush's bristles are helices: with material frames they keep their handedness
+    // (docs/scene-format.md, "Curly bristles"). A curl in 2D is refused by the generator.
+    twist = g->is_object() && g->json().contains("curl");
   }
   Vec3 material_normal = Vec3::Zero();
   if (const auto m = reader.find("material_normal")) {

@@ -6,6 +6,7 @@ list(APPEND BRISTLE_TEST_SOURCES
   scene/test_json_value.cpp
   scene/test_straight_generator.cpp
   scene/test_brush_generator.cpp
+  scene/test_curly_brush.cpp
   scene/test_load_scene.cpp
   scene/test_scene_validation.cpp
   scene/test_read_pose.cpp

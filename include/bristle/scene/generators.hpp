@@ -26,7 +26,27 @@ struct BrushJitter {
   std::uint64_t seed = 0;
 };
 
-/// A tuft of straight bristles whose roots lie on the base plane through `root`
+enum class CurlHandedness {
+  Right,   ///< every bristle coils counter-clockwise seen from the tip of its axis
+  Left,    ///< every bristle clockwise
+  Random,  ///< each bristle either way, with probability 1/2
+};
+
+/// Curly bristles (3D): each bristle a circular helix about its straight axis (the straight
+/// bristle it would otherwise be), docs/scene-format.md "Curly bristles".
+struct BrushCurl {
+  bool enabled = false;  ///< false: straight bristles
+  double radius = 0.0;   ///< coil radius [m], > 0
+  double pitch = 0.0;    ///< advance per turn along the axis [m], > 0
+  CurlHandedness handedness = CurlHandedness::Right;
+  /// Relative, in [0, 1): radius_k = radius (1 + jitter U(-1, 1)), pitch_k likewise.
+  double jitter = 0.0;
+
+  /// The largest coil radius any bristle gets: radius (1 + jitter); 0 without a curl.
+  double max_radius() const { return enabled ? radius * (1.0 + jitter) : 0.0; }
+};
+
+/// A tuft of straight (or curly) bristles whose roots lie on the base plane through `root`
 /// perpendicular to `direction` (in 2D, the base line).
 struct BrushSpec {
   int dimension = 3;
@@ -42,6 +62,7 @@ struct BrushSpec {
   /// The bristles' radius [m]. When > 0 and the direction jitter is on, bristles are planted
   /// clear of each other (plant_brush); 0 plants them as drawn.
   double bristle_radius = 0.0;
+  BrushCurl curl;  ///< 3D only
 };
 
 /// Orthonormal (u, v) spanning the base plane, with (u, v, direction) right-handed.
@@ -86,6 +107,9 @@ struct BrushPlanting {
   bool failed = false;
   BrushConflict conflict;  ///< when failed
   int redrawn = 0;         ///< bristles whose first draw overlapped an earlier bristle
+  /// Each bristle's straight axis, from its root lattice point to the axis tip (for a
+  /// straight bristle, its first and last vertex); empty when `failed`.
+  std::vector<std::pair<Vec3, Vec3>> axes;
 };
 
 /// Plants the brush's bristles.
@@ -102,10 +126,24 @@ struct BrushPlanting {
 /// A bristle none of whose draws fits fails the planting. Bristles whose first draw fits are
 /// exactly as without the check, and the result is a function of the spec alone. A check
 /// that would need more than kMaxBrushOverlapWork fails the planting too (`out_of_work`).
+///
+/// With a curl, the axis is planted as above, then the bristle becomes the helix
+///   x(t) = base + R_k (cos(phi + theta_k) u_k + s_k sin(phi + theta_k) v_k) + L_k t d_k,
+///   phi = 2 pi (L_k / p_k) t, t = i / segments,
+/// about its axis from base along d_k (length L_k), with (u_k, v_k) = brush_base_axes(d_k, 3),
+/// R_k = radius (1 + jitter a_k), p_k = pitch (1 + jitter b_k), theta_k = 2 pi c_k and
+/// s_k = +1 (right) or -1 (left; Random: h_k < 1/2 is right): four numbers a_k, b_k
+/// (in [-1, 1)), c_k, h_k (in [0, 1)) per bristle from a third SplitMix64 stream seeded with
+/// seed ^ kBrushCurlSalt, drawn only for a curl, so straight brushes are unchanged and a curl
+/// leaves the axes as they were. The overlap check then treats each bristle as its axis
+/// inflated by the largest coil radius, a capsule of radius r + radius (1 + jitter): every
+/// vertex lies R_k from the axis and every edge (a chord) within it, so this is conservative.
 BrushPlanting plant_brush(const BrushSpec& spec);
 
 /// The second stream's seed is the brush's seed XOR this (an arbitrary odd constant).
 inline constexpr std::uint64_t kBrushRedrawSalt = 0x5851F42D4C957F2Dull;
+/// The curl stream's seed is the brush's seed XOR this (another arbitrary odd constant).
+inline constexpr std::uint64_t kBrushCurlSalt = 0x2545F4914F6CDD1Dull;
 
 /// plant_brush(spec).bristles: every bristle's vertices, or none when they cannot be planted
 /// clear of each other.
