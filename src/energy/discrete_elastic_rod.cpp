@@ -36,19 +36,18 @@ void transport(BendTwistStencil& s, const StencilFrames& committed, StencilFrame
   }
 }
 
-/// A unit vector perpendicular to unit t: `hint` made perpendicular, or, when it is zero or
-/// nearly along t, the coordinate axis least aligned with t made perpendicular.
-Vec3 perpendicular(const Vec3& t, const Vec3& hint) {
-  Vec3 d = hint - hint.dot(t) * t;
+}  // namespace
+
+Vec3 first_reference_director(const Vec3& tangent, const Vec3& hint) {
+  Vec3 d = hint - hint.dot(tangent) * tangent;
   if (d.norm() > 1e-6 * std::max(1.0, hint.norm())) return d.normalized();
+  const Vec3& t = tangent;
   Vec3 axis = Vec3::UnitX();
   if (std::abs(t.y()) < std::abs(t[0]) && std::abs(t.y()) <= std::abs(t.z())) axis = Vec3::UnitY();
   if (std::abs(t.z()) < std::abs(t[0]) && std::abs(t.z()) < std::abs(t.y())) axis = Vec3::UnitZ();
   d = axis - axis.dot(t) * t;
   return d.normalized();
 }
-
-}  // namespace
 
 BendTwistStencil transported_stencil(const Vec11& q, const StencilFrames& committed) {
   BendTwistStencil s = unpack(q);
@@ -69,7 +68,7 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   if (n < 3) return rest;
   const std::vector<Vec3>& x = rod.initial_positions;
   const Vec3 first_tangent = (x[1] - x[0]).normalized();
-  const RodRestFrames frames = space_parallel_frames(x, perpendicular(first_tangent, first_director));
+  const RodRestFrames frames = space_parallel_frames(x, first_reference_director(first_tangent, first_director));
   // The section's principal stiffnesses: E I1 resists kappa1 (bending along m1, the first
   // axis), E I2 kappa2; G J twist (docs/physics.md, "Cross-sections").
   const CrossSection section = rod.material.section();

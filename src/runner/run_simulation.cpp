@@ -157,24 +157,6 @@ Manifest make_manifest(const Scene& scene) {
   return manifest;
 }
 
-namespace {
-
-/// A unit vector perpendicular to unit t: `hint` made perpendicular, or, when it is zero or
-/// nearly along t, the coordinate axis least aligned with t made perpendicular. The rule the
-/// rest frames use for a rod's first reference director (energy/discrete_elastic_rod.cpp),
-/// needed here only for a rod of one edge, which has no bend-twist element to keep its frame.
-Vec3 perpendicular_to(const Vec3& t, const Vec3& hint) {
-  Vec3 d = hint - hint.dot(t) * t;
-  if (d.norm() > 1e-6 * std::max(1.0, hint.norm())) return d.normalized();
-  Vec3 axis = Vec3::UnitX();
-  if (std::abs(t.y()) < std::abs(t[0]) && std::abs(t.y()) <= std::abs(t.z())) axis = Vec3::UnitY();
-  if (std::abs(t.z()) < std::abs(t[0]) && std::abs(t.z()) < std::abs(t.y())) axis = Vec3::UnitZ();
-  d = axis - axis.dot(t) * t;
-  return d.normalized();
-}
-
-}  // namespace
-
 std::vector<Vec3> rod_material_directors(const Model& model, const State& state, int rod,
                                          const ElementTable<BendTwistTerm>* committed) {
   const Rod& r = model.rods[rod];
@@ -199,7 +181,7 @@ std::vector<Vec3> rod_material_directors(const Model& model, const State& state,
     take([&](int i) -> const StencilFrames& { return rest[i].frames; }, 1);
   } else {
     tangent[0] = (r.initial_positions[1] - r.initial_positions[0]).normalized();
-    director[0] = perpendicular_to(tangent[0], r.material_normal);
+    director[0] = first_reference_director(tangent[0], r.material_normal);
   }
   std::vector<Vec3> m1(edges);
   for (int j = 0; j < edges; ++j) {

@@ -38,6 +38,11 @@ BendTwistStencil transported_stencil(const Vec11& q, const StencilFrames& commit
 /// The committed frames carried to q's edges (what `advance` stores).
 StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed);
 
+/// A rod's first reference director: unit, perpendicular to its first edge's unit tangent,
+/// `hint` (the rod's `material_normal`) made perpendicular, or, when it is zero or nearly
+/// along the tangent, the coordinate axis least aligned with the tangent made perpendicular.
+Vec3 first_reference_director(const Vec3& tangent, const Vec3& hint);
+
 /// Per-vertex constants of a rod with twist, from its rest shape: the Bishop (space-parallel)
 /// frames of its initial vertices with the first reference director `first_director`, rest
 /// material curvatures in the material frames at the rod's initial twists ("rest":
