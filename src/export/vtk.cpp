@@ -6,6 +6,7 @@
 
 #include "bristle/export/collider_mesh.hpp"
 #include "bristle/export/export_error.hpp"
+#include "bristle/io/frame_directors.hpp"
 #include "check_frame.hpp"
 #include "number_text.hpp"
 #include "write_whole.hpp"
@@ -107,6 +108,20 @@ void write_vtp(const Manifest& manifest, const Frame& frame, std::ostream& out) 
   for (const RodFrame& rod : frame.rods)
     for (std::size_t i = 0; i < rod.positions.size(); ++i)
       for (int c = 0; c < 3; ++c) data.float64(velocity(rod, i)[c]);
+  // Rods with twist: each vertex's material director m1 (io/frame_directors.hpp), zero on rods
+  // without twist; the array is written only when some rod has twist, so files of scenes
+  // without twist keep their bytes.
+  bool any_directors = false;
+  for (const RodFrame& rod : frame.rods) any_directors = any_directors || !rod.directors.empty();
+  std::size_t director_at = 0;
+  if (any_directors) {
+    director_at = data.begin(3 * n, 8);
+    for (const RodFrame& rod : frame.rods) {
+      const std::vector<Vec3> m1 = vertex_directors(rod.positions, rod.directors);
+      for (std::size_t i = 0; i < rod.positions.size(); ++i)
+        for (int c = 0; c < 3; ++c) data.float64(m1.empty() ? 0.0 : m1[i][c]);
+    }
+  }
   const std::size_t rod_id_at = data.begin(rods, 4);
   for (std::size_t r = 0; r < rods; ++r) data.int32(static_cast<std::int32_t>(r));
   const std::size_t points_at = data.begin(3 * n, 8);
@@ -125,6 +140,7 @@ void write_vtp(const Manifest& manifest, const Frame& frame, std::ostream& out) 
          "      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n";
   data_array(out, kArray, "Float64", "radius", 1, radius_at);
   data_array(out, kArray, "Float64", "velocity", 3, velocity_at);
+  if (any_directors) data_array(out, kArray, "Float64", "material_director", 3, director_at);
   out << "      </PointData>\n"
          "      <CellData Scalars=\"rod_id\">\n";
   data_array(out, kArray, "Int32", "rod_id", 1, rod_id_at);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <regex>
@@ -8,6 +9,7 @@
 #include "bristle/export/collider_mesh.hpp"
 #include "bristle/export/export_error.hpp"
 #include "bristle/export/vtk.hpp"
+#include "bristle/io/frame_directors.hpp"
 #include "export/export_test_support.hpp"
 
 using namespace bristle;
@@ -135,6 +137,31 @@ TEST_CASE("export vtk: binary XML PolyData reads back to the same points, lines 
     CHECK(v.int64("offsets") == std::vector<std::int64_t>{3, 7});
     CHECK(v.int32("rod_id") == std::vector<std::int32_t>{0, 1});
   }
+}
+
+TEST_CASE("export vtk: rods with twist add each vertex's material director; without twist the file is as before") {
+  test::SampleOutput s = test::sample_output();
+  const std::string dir = test::export_scratch_dir("vtp_twist");
+  write_vtp(s.manifest, s.frames.front(), dir + "/plain.vtp");
+  CHECK(test::read_text(dir + "/plain.vtp").find("material_director") == std::string::npos);
+  // The second rod (4 vertices along x) twists: edge j turned by 0.3 j about x.
+  s.manifest.rods[1].twist = true;
+  Frame& f = s.frames.front();
+  for (int j = 0; j < 3; ++j) f.rods[1].directors.push_back(Vec3(0.0, std::cos(0.3 * j), std::sin(0.3 * j)));
+  write_vtp(s.manifest, f, dir + "/twist.vtp");
+  const Vtp v = read_vtp(test::read_text(dir + "/twist.vtp"));
+  CHECK(v.attribute("material_director", "NumberOfComponents") == "3");
+  const std::vector<double> m1 = v.float64("material_director");
+  REQUIRE(m1.size() == 21);
+  const auto at = [&](int vertex) { return Vec3(m1[3 * vertex], m1[3 * vertex + 1], m1[3 * vertex + 2]); };
+  for (int vertex = 0; vertex < 3; ++vertex) CHECK(at(vertex).norm() == 0.0);  // the rod without twist
+  const std::vector<Vec3> expected = vertex_directors(f.rods[1].positions, f.rods[1].directors);
+  REQUIRE(expected.size() == 4);
+  for (int vertex = 0; vertex < 4; ++vertex) CHECK((at(3 + vertex) - expected[vertex]).norm() == 0.0);
+  CHECK((at(3) - Vec3(0.0, 1.0, 0.0)).norm() < 1e-3);  // an end takes its edge's director
+  // The other arrays are where they were.
+  CHECK(v.float64("Points").size() == 21);
+  CHECK(v.int32("rod_id") == std::vector<std::int32_t>{0, 1});
 }
 
 TEST_CASE("export vtk: colliders as triangles with their index, at the time asked") {
