@@ -237,6 +237,19 @@ TEST_CASE("scene: malformed 2D scenes and brushes are refused") {
   }
 }
 
+TEST_CASE("scene: a gravity whose length squared overflows is not an overflowing weight") {
+  // |g| = 1.7e300 is finite; the weight check once took it as infinite (tools/fuzz_scenes.py).
+  json scene = valid_scene();
+  scene["gravity"] = json::array({1e300, 1e300, 1e300});
+  scene["materials"]["nylon"]["radius"] = 1e-30;
+  CHECK_NOTHROW(load_scene_from_string(scene.dump(), "scene.json"));
+  scene["materials"]["nylon"]["radius"] = 1e-3;  // a weight of 1e-3 kg x 1.7e300 N/kg: still finite
+  CHECK_NOTHROW(load_scene_from_string(scene.dump(), "scene.json"));
+  scene["materials"]["nylon"]["density"] = 1e10;  // masses above 1 kg: now the weight overflows
+  scene["gravity"] = json::array({1e308, 1e308, 1e308});
+  CHECK(load_error(scene.dump()).pointer() == "/gravity");
+}
+
 TEST_CASE("scene: a huge 3D disk brush is refused before it is generated") {
   json scene = valid_2d_scene();
   scene["dimension"] = 3;
