@@ -51,7 +51,9 @@ void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double brist
   // and a huge brush has neighbours).
   const bool several = brush_bristle_estimate(spec) > kMaxBrushBristles || brush_root_offsets(spec).size() > 1;
   if (several)
-    spacing.fail("expected a spacing of at least the bristle diameter " + number_text(diameter) +
+    // A radius near the largest double has a diameter that overflows (number_text would say null).
+    spacing.fail("expected a spacing of at least the bristle diameter " +
+                 (std::isfinite(diameter) ? number_text(diameter) : "2 x " + number_text(bristle_radius)) +
                  " (twice the material's radius), found " + number_text(spec.spacing) +
                  ": neighbouring bristles would overlap");
 }

@@ -185,6 +185,9 @@ TEST_CASE("scene: malformed 2D scenes and brushes are refused") {
        "an integer in [1, 1]"},
       {"brush bristles overlapping", set("/rods/0/generator/layout/spacing", 0.00015),
        "/rods/0/generator/layout/spacing", "at least the bristle diameter"},
+      // A diameter that overflows is written as twice the radius, not as null (tools/fuzz_scenes.py).
+      {"brush radius near the largest double", set("/materials/steel/radius", 1.7976931348623157e308),
+       "/rods/0/generator/layout/spacing", "the bristle diameter 2 x 1.7976931348623157e+308 (twice"},
       {"brush bristles tilted into each other",
        [](json& scene) {
          json& generator = scene["rods"][0]["generator"];
