@@ -66,28 +66,71 @@ def polyline(rng, dim, segments, length):
     return points
 
 
+# Cross-section aspect ratios (a/b or width/thickness): round, mild, and extreme both ways.
+ASPECTS = [1.0, 1.0, 0.5, 2.0, 10.0, 0.1, 1e2, 1e-2, 1e4, 1e-4]
+
+
+def make_section(rng, extreme):
+    """A material's section: a "radius", or a "cross_section" of every type, whose larger half
+    extent stays at most 1 mm (brushes below are 4 mm apart) unless the section is meant to be
+    tiny or huge."""
+    size = log_uniform(rng, -5, -3)  # the larger half extent
+    if rng.random() < 0.08:
+        size = rng.choice([1e-9, 1e-7, 0.02, 0.1])  # tiny, or huge (refused by a brush)
+    kind = rng.choice(["radius", "radius", "circle", "ellipse", "ellipse", "rectangle", "rectangle"])
+    if kind == "radius":
+        return {"radius": size}
+    if kind == "circle":
+        return {"cross_section": {"type": "circle", "radius": size}}
+    aspect = rng.choice(ASPECTS)
+    big, small = size, size * min(aspect, 1.0 / aspect)
+    first, second = (big, small) if aspect >= 1.0 else (small, big)
+    if kind == "ellipse":
+        section = {"type": "ellipse", "a": first, "b": second}
+    else:
+        section = {"type": "rectangle", "width": 2 * first, "thickness": 2 * second}
+    if extreme and rng.random() < 0.3:
+        section[rng.choice([k for k in section if k != "type"])] = rng.choice(EXTREME_POSITIVE)
+    return {"cross_section": section}
+
+
+def anisotropic(material):
+    """Whether a material bends differently about its two axes (refused in 3D without twist)."""
+    section = material.get("cross_section", {}) if isinstance(material, dict) else {}
+    if section.get("type") == "ellipse":
+        return section["a"] != section["b"]
+    if section.get("type") == "rectangle":
+        return section["width"] != section["thickness"]
+    return False
+
+
 def make_material(rng, extreme):
-    material = {
-        "density": log_uniform(rng, 1, 4),
-        "radius": log_uniform(rng, -5, -3),  # at most 1 mm: brushes below are 4 mm apart
-        "youngs_modulus": log_uniform(rng, 3, 11),  # 8 decades of stiffness
-    }
+    material = {"density": log_uniform(rng, 1, 4)}
+    material.update(make_section(rng, extreme))
+    material["youngs_modulus"] = log_uniform(rng, 3, 11)  # 8 decades of stiffness
     if extreme and rng.random() < 0.5:
-        material[rng.choice(list(material))] = rng.choice(EXTREME_POSITIVE)
+        material[rng.choice(["density", "youngs_modulus"] + (["radius"] if "radius" in material else []))] = \
+            rng.choice(EXTREME_POSITIVE)
     # What resists twist (rods with "twist": true): Poisson's ratio over its whole range, or G.
     twist_key = rng.random()
     if twist_key < 0.25:
-        material["poissons_ratio"] = rng.uniform(-0.99, 0.5)
+        material["poissons_ratio"] = rng.choice([rng.uniform(-0.99, 0.5), -0.999999, 0.5])
     elif twist_key < 0.4:
-        material["shear_modulus"] = log_uniform(rng, 2, 11)
+        material["shear_modulus"] = log_uniform(rng, 2, 11) if not extreme else rng.choice(
+            [log_uniform(rng, 2, 11)] + EXTREME_POSITIVE)
     return material
 
 
-def make_rods(rng, dim, material_names, budget):
-    """Rods and the vertex positions of each (for placing loads, colliders and handles)."""
-    rods, shapes = [], []
+def make_rods(rng, dim, materials, budget, extreme):
+    """Rods, the vertex positions of each (for placing loads, colliders and handles), and for
+    each rod with twist its root and axis (for handles that turn it about itself)."""
+    rods, shapes, twisted = [], [], {}
     for r in range(rng.randint(1, 3)):
-        rod = {"name": f"r{r}", "material": rng.choice(material_names)}
+        rod = {"name": f"r{r}", "material": rng.choice(list(materials))}
+        if rng.random() < 0.1:  # an inline material
+            rod["material"] = make_material(rng, extreme)
+        material = rod["material"] if isinstance(rod["material"], dict) else materials[rod["material"]]
+        first_shape = len(shapes)
         kind = rng.choice(["vertices", "straight", "brush"] + (["helix"] if dim == 3 else []))
         length = log_uniform(rng, -3, 0)
         if kind == "brush":
@@ -127,26 +170,63 @@ def make_rods(rng, dim, material_names, budget):
             elif kind == "vertices":
                 rod["vertices"] = points
             n = segments + 1
-            fixed = rng.choice([[], [0], [0, 1], sorted(rng.sample(range(n), rng.randint(1, n)))])
+            # Pinned and clamped roots and tips (what twist_fixed acts on), and random sets.
+            fixed = rng.choice([[], [0], [0, 1], [0, 1], [n - 1], [0, n - 1], [0, 1, n - 2, n - 1],
+                                sorted(rng.sample(range(n), rng.randint(1, n)))])
+            fixed = sorted(set(fixed))
             fixed = [f for f in fixed if f < n]
             if fixed or rng.random() < 0.5:
                 rod["fixed"] = fixed
             shapes.append((rod["name"], points, n, set(fixed)))
             budget -= n
-        if rng.random() < 0.5:
-            rod["rest"] = rng.choice(["initial", "straight"])
-        if dim == 3 and rng.random() < 0.4:
-            rod["twist"] = True
-            if rng.random() < 0.3:
-                rod["material_normal"] = unit_vector(rng, 3)
         if kind == "brush":
             rod["fixed"] = rng.choice([[0, 1], [0]])
             shapes = [(name, pts, n, set(rod["fixed"])) if name.startswith(f"r{r}_") else (name, pts, n, fx)
                       for name, pts, n, fx in shapes]
+        if rng.random() < 0.5:
+            rod["rest"] = rng.choice(["initial", "straight"])
+        # In 3D a section that bends differently about its two axes needs twist (else refused).
+        if dim == 3 and (anisotropic(material) or rng.random() < 0.4):
+            add_twist(rng, rod, kind, shapes[first_shape:], extreme)
+            if kind == "helix":
+                axis = rod["generator"]["axis"]
+            elif kind == "brush":
+                axis = rod["generator"]["direction"]
+            else:
+                pts = shapes[first_shape][1]
+                axis = [b - a for a, b in zip(pts[0], pts[1])]
+            for name, pts, _, _ in shapes[first_shape:]:
+                twisted[name] = (pts[0], axis)
         rods.append(rod)
         if budget <= 4:
             break
-    return rods, shapes
+    return rods, shapes, twisted
+
+
+def add_twist(rng, rod, kind, shapes, extreme):
+    """The twist keys of a 3D rod: material_normal (any, or along the first edge, where the
+    frame has to pick another), rest_twist from none to 1e6 rad/m, twist_fixed on every kind
+    of end (a `true` end is fixed, so the scene stays valid)."""
+    rod["twist"] = True
+    _, points, n, fixed = shapes[0]
+    edge = [b - a for a, b in zip(points[0], points[1])]
+    if rng.random() < 0.5:
+        rod["material_normal"] = rng.choice([unit_vector(rng, 3), unit_vector(rng, 3), edge,
+                                             [e + 1e-9 * u for e, u in zip(edge, unit_vector(rng, 3))],
+                                             [5e-324, 0.0, 0.0], [1e300, 1e300, 0.0]])
+        if all(c == 0.0 for c in rod["material_normal"]):
+            rod["material_normal"] = [0.0, 0.0, 1.0]
+    if rng.random() < 0.5:
+        sign = rng.choice([1.0, -1.0])
+        rod["rest_twist"] = sign * rng.choice([0.0, log_uniform(rng, -1, 2), log_uniform(rng, 2, 4), 1e6]
+                                              + ([1e300, 5e-324] if extreme else []))
+    if rng.random() < 0.5:
+        twist_fixed = {}
+        for end, vertex in (("root", 0), ("tip", n - 1)):
+            if rng.random() < 0.6:
+                # true only on a fixed end (else refused), false anywhere
+                twist_fixed[end] = vertex in fixed and rng.random() < 0.6
+        rod["twist_fixed"] = twist_fixed
 
 
 def make_collider(rng, dim, shapes, extreme):
@@ -210,7 +290,7 @@ def make_solver(rng, static):
     return solver
 
 
-def make_handles(rng, dim, rods, colliders, shapes):
+def make_handles(rng, dim, rods, colliders, shapes, twisted):
     fixed_rods = [name for name, _, _, fixed in shapes if fixed]
     if not fixed_rods and not colliders:
         return []
@@ -221,6 +301,13 @@ def make_handles(rng, dim, rods, colliders, shapes):
         handle["colliders"] = sorted(rng.sample(range(len(colliders)), rng.randint(1, len(colliders))))
     if rng.random() < 0.5:
         handle["pivot"] = [rng.uniform(-0.05, 0.05) for _ in range(dim)]
+    # A handle holding a rod with twist mostly turns it about its axis, with the pivot at its root.
+    about = None
+    turned = [name for name in handle.get("rods", []) if name in twisted]
+    if turned and rng.random() < 0.7:
+        root, axis = twisted[rng.choice(turned)]
+        about = axis if any(axis) else None
+        handle["pivot"] = list(root)
     keys, t = [], 0.0
     for _ in range(rng.randint(1, 4)):
         key = {"time": t}
@@ -229,6 +316,9 @@ def make_handles(rng, dim, rods, colliders, shapes):
         if rng.random() < 0.5:
             angle = rng.uniform(-7, 7)
             key["rotation"] = {"axis": unit_vector(rng, 3), "angle": angle} if dim == 3 else {"angle": angle}
+            if about is not None:
+                # Turning a twisted rod about its own axis, by up to three turns a key.
+                key["rotation"] = {"axis": about, "angle": rng.uniform(-20, 20)}
         keys.append(key)
         t += log_uniform(rng, -3, -0.5)
     handle["keys"] = keys
@@ -259,9 +349,7 @@ def make_valid_scene(rng, index):
     scene["solver"] = make_solver(rng, static)
     names = [f"m{k}" for k in range(rng.randint(1, 2))]
     scene["materials"] = {name: make_material(rng, extreme) for name in names}
-    rods, shapes = make_rods(rng, dim, names, budget=120)
-    if rng.random() < 0.2:  # one inline material
-        rods[0]["material"] = make_material(rng, extreme)
+    rods, shapes, twisted = make_rods(rng, dim, scene["materials"], budget=120, extreme=extreme)
     scene["rods"] = rods
     loads = []
     for _ in range(rng.choice([0, 0, 1, 2])):
@@ -279,7 +367,7 @@ def make_valid_scene(rng, index):
     if colliders:
         scene["colliders"] = colliders
     if not static and rng.random() < 0.25:
-        handles = make_handles(rng, dim, rods, colliders, shapes)
+        handles = make_handles(rng, dim, rods, colliders, shapes, twisted)
         if handles:
             scene["handles"] = handles
     if extreme and rng.random() < 0.3:
@@ -303,7 +391,9 @@ JUNK = list('{}[],:"0123456789eE.-+ \n\\') + ["null", "true", "[]", "{}", "\"\""
 
 def malformed_text(rng, text):
     kind = rng.choice(["mutate", "mutate", "truncate", "nest", "huge_number", "giant_string", "wrong_type",
-                       "duplicate_key"])
+                       "duplicate_key", "section_twist", "section_twist"])
+    if kind == "section_twist":
+        return kind, json.dumps(break_section_twist(rng, json.loads(text)), indent=1)
     if kind == "mutate":
         chars = list(text)
         for _ in range(rng.randint(1, 8)):
@@ -348,6 +438,85 @@ def malformed_text(rng, text):
     return kind, text[:match.start()] + text[match.start():match.end()] + "0, " + text[match.start():]
 
 
+# Bad values for the cross-section and twist keys (docs/scene-format.md, "materials" and "rods"):
+# each is refused with a pointer, or is valid but at an edge (a normal of 5e-324 or along the edge).
+BAD_SIZES = [0, -1e-3, 1e400, -0.0, 5e-324, 1e308, "1e-3", None, [1e-3], True]
+BAD_SECTIONS = [
+    {"type": "circle"}, {"type": "ellipse", "a": 1e-3}, {"type": "rectangle", "width": 1e-3},
+    {"type": "Circle", "radius": 1e-3}, {"type": "square", "width": 1e-3}, {"type": "", "radius": 1e-3},
+    {"radius": 1e-3}, {"type": "circle", "radius": 1e-3, "a": 1e-3},
+    {"type": "rectangle", "width": 1e-3, "thickness": 1e-3, "radius": 1e-3},
+    {"type": "ellipse", "a": 1e-3, "b": 1e-3, "type ": "x"}, {}, [], "circle", 1e-3, None,
+    {"type": None, "radius": 1e-3}, {"type": ["circle"], "radius": 1e-3},
+]
+BAD_NORMALS = [[0, 0, 0], [0, 1], [0, 0, 1, 0], [1e308, 1e308, 1e308], [5e-324, 0, 0], [1e400, 0, 0],
+               ["0", 0, 1], None, "up", {}, [-0.0, -0.0, -0.0], [1e-320, 1e-320, 1e-320]]
+BAD_TWIST_FIXED = [{"root": True}, {"tip": True}, {"root": True, "tip": True}, {"middle": True}, {},
+                   {"root": 1}, {"root": "true"}, {"root": None}, True, [], "root", {"root": True, "root ": False}]
+
+
+def break_section_twist(rng, scene):
+    """Breaks one to three of the newest keys: cross_section, shear_modulus, poissons_ratio,
+    twist, material_normal, rest_twist, twist_fixed."""
+    materials = [m for m in scene.get("materials", {}).values() if isinstance(m, dict)]
+    materials += [r["material"] for r in scene["rods"] if isinstance(r.get("material"), dict)]
+    rods = scene["rods"]
+    for _ in range(rng.randint(1, 3)):
+        material, rod = rng.choice(materials), rng.choice(rods)
+        what = rng.choice(["both_sizes", "no_size", "section", "section_size", "both_moduli", "poisson",
+                           "shear", "twist", "twist_2d", "normal", "normal_no_twist", "rest_twist",
+                           "rest_twist_no_twist", "twist_fixed", "twist_fixed_no_twist", "anisotropic_no_twist"])
+        if what == "both_sizes":
+            material["radius"] = 1e-3
+            material.setdefault("cross_section", {"type": "circle", "radius": 1e-3})
+        elif what == "no_size":
+            material.pop("radius", None)
+            material.pop("cross_section", None)
+        elif what == "section":
+            material.pop("radius", None)
+            material["cross_section"] = rng.choice(BAD_SECTIONS)
+        elif what == "section_size":
+            section = material.get("cross_section")
+            if isinstance(section, dict) and len(section) > 1:
+                section[rng.choice([k for k in section if k != "type"])] = rng.choice(BAD_SIZES)
+            else:
+                material["radius"] = rng.choice(BAD_SIZES)
+        elif what == "both_moduli":
+            material["shear_modulus"], material["poissons_ratio"] = 1e6, 0.3
+        elif what == "poisson":
+            material.pop("shear_modulus", None)
+            material["poissons_ratio"] = rng.choice([-1, -1.0000001, 0.5000001, 1, 1e400, -1e308, "0.3", None])
+        elif what == "shear":
+            material.pop("poissons_ratio", None)
+            material["shear_modulus"] = rng.choice(BAD_SIZES)
+        elif what == "twist":
+            rod["twist"] = rng.choice(["true", 1, 0, None, [], {}, False])
+        elif what == "twist_2d":
+            scene["dimension"] = 2  # every 3-vector is now wrong too; the loader names the first
+            rod["twist"] = True
+        elif what in ("normal", "normal_no_twist"):
+            rod["material_normal"] = rng.choice(BAD_NORMALS + [[0, 0, 1]])
+            if what == "normal_no_twist":
+                rod.pop("twist", None)
+        elif what in ("rest_twist", "rest_twist_no_twist"):
+            rod["rest_twist"] = rng.choice([1e400, -1e400, 1e308, -1.797e308, 5e-324, "1", None, [1], True])
+            if what == "rest_twist_no_twist":
+                rod["rest_twist"] = 1.0
+                rod["twist"] = False
+        elif what in ("twist_fixed", "twist_fixed_no_twist"):
+            rod["twist_fixed"] = rng.choice(BAD_TWIST_FIXED)
+            if what == "twist_fixed_no_twist":
+                rod.pop("twist", None)
+            elif rng.random() < 0.5:
+                rod["fixed"] = []
+        else:  # a ribbon without twist: refused in 3D
+            material.pop("radius", None)
+            material["cross_section"] = {"type": "rectangle", "width": 1e-3, "thickness": 1e-5}
+            for r in rods:
+                r.pop("twist", None)
+    return scene
+
+
 def value_paths(value):
     """(container, key) for every value inside a parsed scene, so one can be replaced."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
@@ -379,7 +548,9 @@ class Finding(Exception):
 SANITIZER = re.compile(r"ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error: |UndefinedBehaviorSanitizer")
 # docs/output-format.md: "failed: step N (t = T s): ..." naming the rod and vertex where the
 # step can (a CG failure is a property of the whole system and names no vertex).
-DYNAMIC_FAILURE = re.compile(r"^failed: step \d+ \(t = [^)]* s\): .*(rod '[^']*' vertex \d+|conjugate gradient did not converge)")
+# A state or energy that overflows is caught before its frame is written, and names the pointer.
+DYNAMIC_FAILURE = re.compile(r"^failed: step \d+ \(t = [^)]* s\): (.*(rod '[^']*' vertex \d+|conjugate gradient did not converge)"
+                             r"|frame \d+ would hold a non-finite number at /)")
 STATIC_FAILURE = re.compile(r"^failed: static solve: .+")
 
 
@@ -540,8 +711,18 @@ def damaged_readers(args, index, case_dir, out_dir, frames, timeout):
     path = os.path.join(damaged, name)
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    how = rng.choice(["truncate", "delete", "number", "type"])
-    if how == "truncate":
+    how = rng.choice(["truncate", "delete", "number", "type"] + (["director"] * 3 if '"directors"' in text else []))
+    if how == "director":
+        # A rod with twist's material directors (bristle-frames/2): one not a unit vector, of the
+        # wrong size or type, or one too few or too many.
+        at = text.index('"directors"')
+        vector = re.compile(r"\[[^\[\]]*\]")
+        match = vector.search(text, at)
+        bad = rng.choice(["[0.5, 0.0, 0.0]", "[0.0, 0.0, 0.0]", "[1e400, 0.0, 0.0]", "[NaN, 0.0, 1.0]", "[1.0, 0.0]",
+                          "[1.0, 0.0, 0.0, 0.0]", "null", "\"x\"", "[1.0000001, 0.0, 0.0]", "[1e-320, 0.0, 0.0]",
+                          "[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]", ""])
+        text = text[:match.start()] + bad + text[match.end():]
+    elif how == "truncate":
         text = text[:rng.randrange(len(text))]
     elif how == "number":  # a number beyond a double, or a huge count
         text = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", rng.choice(["1e400", "99999999999999999999", "-1"]), text,

@@ -358,7 +358,8 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
     if (!failure.empty()) failure = "static solve: " + failure;
   }
   if (failure.empty() && SystemAssembler(model).find_collapsed_edge(x) >= 0)
-    failure = "static solve: the initial state has an edge of zero length";
+    failure = barrier.enabled() ? "static solve: lifting the rods out of the colliders collapsed an edge to zero length"
+                                : "static solve: the initial state has an edge of zero length";
 
   const int steps = std::max(1, settings.load_steps);
   // Load levels still to reach, as a stack (a failed increment pushes its midpoint).
@@ -401,6 +402,11 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
 
   SystemAssembler assembler(full);
   VecX gradient;
+  // Lifting a rod out of a collider can push two vertices along one ray to the same point (a
+  // rod through the centre of a sphere of radius 0, found by tools/fuzz_scenes.py). The solve
+  // then fails before it starts, and the report below is of the state as given: the kernels
+  // assert on a zero-length edge.
+  if (!failure.empty() && assembler.find_collapsed_edge(x) >= 0) x = state.positions;
   // Stable iff the exact Hessian has no negative eigenvalue: positive definite (Cholesky
   // succeeds), or else no eigenvalue below the round-off threshold of modal analysis (Sylvester
   // inertia, modes.hpp). The second case is a neutral direction, an eigenvalue that is zero in
@@ -455,6 +461,10 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
 
   state.positions = x;
   if (state.velocities.size() != layout.dof_count()) state.velocities = VecX::Zero(layout.dof_count());
+  if (assembler.find_collapsed_edge(x) >= 0) {  // only a state given collapsed (failure says so)
+    result.message = failure;
+    return result;
+  }
   assembler.assemble(x, 0.0, HessianProjection::Projected, 0.0, gradient);
   barrier.add(x, HessianProjection::Projected, gradient, nullptr);
   result.residual = free_residual(layout, gradient);

@@ -19,7 +19,8 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
                double& gravity_energy) {
   const std::string density = spec.material_pointer + "/density";
   const std::string youngs = spec.material_pointer + "/youngs_modulus";
-  const double g = model.gravity.head(model.dimension).norm();
+  // stableNorm: a gravity of [1e300, 1e300, 1e300] has a finite length that norm() overflows.
+  const double g = model.gravity.head(model.dimension).stableNorm();
   for (int i = 0; i < rod.vertex_count(); ++i) {
     const double mass = rod.vertex_mass(i);
     if (!std::isfinite(mass))

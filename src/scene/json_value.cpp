@@ -198,7 +198,9 @@ Vec3 JsonValue::vector(int dimension) const {
 
 Vec3 JsonValue::direction(int dimension) const {
   const Vec3 v = vector(dimension);
-  const double length = v.norm();
+  // stableNorm: the plain norm squares the components, so [5e-324, 0, 0] would read as zero
+  // and [1e300, 1e300, 0] as infinite, and a valid direction be refused as "not non-zero".
+  const double length = v.stableNorm();
   if (!(length > 0.0) || !std::isfinite(length)) fail_expected("a non-zero direction vector");
   return v / length;
 }

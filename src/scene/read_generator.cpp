@@ -70,7 +70,9 @@ void check_spacing(const JsonValue& spacing, const BrushSpec& spec, double brist
                  rounded(coil, false) + " (curl.radius * (1 + curl.jitter)), found " + number_text(spec.spacing) +
                  ": neighbouring bristles could overlap");
   if (several)
-    spacing.fail("expected a spacing of at least the bristle diameter " + number_text(diameter) +
+    // A radius near the largest double has a diameter that overflows (number_text would say null).
+    spacing.fail("expected a spacing of at least the bristle diameter " +
+                 (std::isfinite(diameter) ? number_text(diameter) : "2 x " + number_text(bristle_radius)) +
                  " (twice the material's radius), found " + number_text(spec.spacing) +
                  ": neighbouring bristles would overlap");
 }

@@ -35,7 +35,8 @@ SceneError error_of(F&& read) {
 
 TEST_CASE("scene: JsonValue typed reads accept what they promise") {
   const Document doc(R"({"n": -2.5, "p": 3, "i": 4.0, "big": 18446744073709551615,
-                         "s": "hi", "v2": [1, 2], "v3": [1, 2, 3], "zero": [0, 0, 0]})");
+                         "s": "hi", "v2": [1, 2], "v3": [1, 2, 3], "zero": [0, 0, 0],
+                         "tiny": [5e-324, 0, 0], "huge": [1e300, 1e300, 0]})");
   CHECK(doc.at("/n").number() == -2.5);
   CHECK(doc.at("/p").positive_number() == 3.0);
   CHECK(doc.at("/p").non_negative_number() == 3.0);
@@ -46,6 +47,9 @@ TEST_CASE("scene: JsonValue typed reads accept what they promise") {
   CHECK(doc.at("/v2").vector(2) == Vec3(1, 2, 0));
   CHECK(doc.at("/v3").vector(3) == Vec3(1, 2, 3));
   CHECK((doc.at("/v3").direction(3) - Vec3(1, 2, 3).normalized()).norm() < 1e-15);
+  // Directions whose squared length under- or overflows a double (found by tools/fuzz_scenes.py).
+  CHECK(doc.at("/tiny").direction(3) == Vec3(1, 0, 0));
+  CHECK((doc.at("/huge").direction(3) - Vec3(1, 1, 0).normalized()).norm() < 1e-15);
   CHECK(doc.at("/v3").elements("an array").size() == 3);
 }
 

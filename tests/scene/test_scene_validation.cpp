@@ -185,6 +185,9 @@ TEST_CASE("scene: malformed 2D scenes and brushes are refused") {
        "an integer in [1, 1]"},
       {"brush bristles overlapping", set("/rods/0/generator/layout/spacing", 0.00015),
        "/rods/0/generator/layout/spacing", "at least the bristle diameter"},
+      // A diameter that overflows is written as twice the radius, not as null (tools/fuzz_scenes.py).
+      {"brush radius near the largest double", set("/materials/steel/radius", 1.7976931348623157e308),
+       "/rods/0/generator/layout/spacing", "the bristle diameter 2 x 1.7976931348623157e+308 (twice"},
       {"brush bristles tilted into each other",
        [](json& scene) {
          json& generator = scene["rods"][0]["generator"];
@@ -235,6 +238,19 @@ TEST_CASE("scene: malformed 2D scenes and brushes are refused") {
     CHECK(e.pointer() == m.pointer);
     CHECK(e.message().find(m.mentions) != std::string::npos);
   }
+}
+
+TEST_CASE("scene: a gravity whose length squared overflows is not an overflowing weight") {
+  // |g| = 1.7e300 is finite; the weight check once took it as infinite (tools/fuzz_scenes.py).
+  json scene = valid_scene();
+  scene["gravity"] = json::array({1e300, 1e300, 1e300});
+  scene["materials"]["nylon"]["radius"] = 1e-30;
+  CHECK_NOTHROW(load_scene_from_string(scene.dump(), "scene.json"));
+  scene["materials"]["nylon"]["radius"] = 1e-3;  // a weight of 1e-3 kg x 1.7e300 N/kg: still finite
+  CHECK_NOTHROW(load_scene_from_string(scene.dump(), "scene.json"));
+  scene["materials"]["nylon"]["density"] = 1e10;  // masses above 1 kg: now the weight overflows
+  scene["gravity"] = json::array({1e308, 1e308, 1e308});
+  CHECK(load_error(scene.dump()).pointer() == "/gravity");
 }
 
 TEST_CASE("scene: a huge 3D disk brush is refused before it is generated") {
