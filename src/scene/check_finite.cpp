@@ -11,6 +11,8 @@
 namespace bristle {
 namespace {
 
+constexpr double kPi = 3.14159265358979323846;
+
 std::string vertex_text(const Rod& rod, int i) {
   return "rod " + quoted_text(rod.name) + " vertex " + std::to_string(i);
 }
@@ -41,6 +43,14 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
     if (!std::isfinite(rod.stretch_stiffness(j)))
       source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                               " overflows a double (Young's modulus x area / length)");
+  // Contact and rendering see a round tube of the section's larger half extent (the
+  // material's radius): its cross-section must be representable, as a circle's is (a circle
+  // whose area overflows already overflows the mass). An ellipse 1e300 m wide and 4e-5 m
+  // thick has a finite mass and, in 2D, a finite stiffness, but no picture can hold it.
+  if (!std::isfinite(kPi * rod.material.radius * rod.material.radius))
+    source.fail(spec.material_pointer + "/cross_section",
+                "the round tube that contact and rendering see (radius " + number_text(rod.material.radius) +
+                    " m, the section's larger half extent) has an area that overflows a double");
   if (!rod.twist) return;
   // Rods with twist: the twist stiffness G J / l_i, the larger bending stiffness E I1 / l_i
   // (I1 > I2 for a section wider than thick; rod.bend_stiffness(i) used I2), and each edge's
