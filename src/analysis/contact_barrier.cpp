@@ -20,22 +20,6 @@ void add_diagonal_block(SparseMatrix& matrix, int free, int dimension, const Mat
 
 }  // namespace
 
-BarrierValue barrier_function(double d, double dhat) {
-  BarrierValue v;
-  if (d >= dhat) return v;
-  if (!(d > 0.0)) {
-    v.b = kInfinity;
-    v.db = -kInfinity;
-    v.d2b = kInfinity;
-    return v;
-  }
-  const double e = d - dhat, log_ratio = std::log(d / dhat);
-  v.b = -e * e * log_ratio;
-  v.db = -2.0 * e * log_ratio - e * e / d;
-  v.d2b = -2.0 * log_ratio - 4.0 * e / d + e * e / (d * d);
-  return v;
-}
-
 ContactBarrier::ContactBarrier(const Model& model, double force_scale)
     : dimension_(model.dimension), colliders_(model.colliders) {
   if (model.dimension == 2)  // the z extent of a box means nothing in the xy-plane

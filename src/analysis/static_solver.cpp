@@ -60,7 +60,7 @@ std::string largest_residual_at(const Model& model, const VecX& gradient) {
 }
 
 double energy_magnitude(const EnergyBreakdown& e) {
-  return std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load);
+  return e.potential_magnitude();
 }
 
 /// F: the larger of the largest external force on one vertex and E I / L^2 per rod, at full load.

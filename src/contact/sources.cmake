@@ -3,4 +3,7 @@ list(APPEND BRISTLE_SOURCES
   src/contact/segment_distance.cpp
   src/contact/rod_overlaps.cpp
   src/contact/constraint_filter.cpp
-  src/contact/contact_solver.cpp)
+  src/contact/contact_solver.cpp
+  src/contact/segment_distance_derivatives.cpp
+  src/contact/capsule_ccd.cpp
+  src/contact/rod_contact.cpp)

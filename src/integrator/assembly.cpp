@@ -230,6 +230,7 @@ void SystemAssembler::rod_energies(int rod, const VecX& x) const {
 EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) const {
   EnergyBreakdown e;
   e.has_twist = model_.layout.twist_dof_count() > 0;
+  e.has_rod_contact = model_.rod_contact.enabled;
   const int rods = static_cast<int>(model_.rods.size());
   for_each_term([&](const auto& table) {
     constexpr auto entries = EnergyEntries<typename std::decay_t<decltype(table)>::Term>::value;

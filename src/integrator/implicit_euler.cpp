@@ -41,13 +41,16 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.solve_seconds += part.solve_seconds;
   total.energies = part.energies;
   total.contact = part.contact;
+  total.rod_contact = part.rod_contact;
+  total.ccd_limited += part.ccd_limited;
 }
 }  // namespace
 
 ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
     : model_(model), settings_(settings), assembler_(model), mass_(model.dof_masses()),
-      contact_(model, settings.contact), length_correction_(model) {
+      contact_(model, settings.contact), rod_contact_(model, mass_), length_correction_(model) {
   length_correction_.set_threads(settings_.threads);
+  rod_contact_.set_threads(settings_.threads);
   const DofLayout& layout = model.layout;
   warm_start_ = VecX::Zero(layout.free_dof_count());
   solver_.preconditioner().set_blocks(layout.rod_free_ranges());
@@ -179,7 +182,10 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
 
   // BDF2 needs the previous step, of the same length (constant-step BDF2); otherwise this step
   // is backward Euler (the first step, after a split, after a jump of the state).
-  ctx.bdf2 = allow_bdf2 && settings_.scheme == TimeScheme::Bdf2 && continuing && previous_dt_ == ctx.dt;
+  // With rod-rod contact every step is backward Euler: its Newton iterations start from x0,
+  // which is feasible, while BDF2's x^ = (4 x_n - x_{n-1}) / 3 need not be.
+  const bool barrier = rod_contact_.enabled();
+  ctx.bdf2 = allow_bdf2 && settings_.scheme == TimeScheme::Bdf2 && continuing && previous_dt_ == ctx.dt && !barrier;
   ctx.report.bdf2 = ctx.bdf2;
   VecX& v = ctx.v;
   v.resize(dofs);
@@ -201,7 +207,11 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
     ctx.h = ctx.dt;
     ctx.x_hat = &x0;
     ctx.v_hat = &v0;
-    for_each_entry(dofs, settings_.threads, [&](int i) { v[i] = v0[i]; });
+    // With rod-rod contact Newton starts at rest (free DOFs), where the end positions x0 + h v
+    // are the start's, apart; its first iteration is then Baraff-Witkin's solve at x0 exactly
+    // (docs/contact.md, "Rod-rod contact"). Otherwise from v0.
+    for_each_entry(dofs, settings_.threads,
+                   [&](int i) { v[i] = barrier && layout.free_index(i) >= 0 ? 0.0 : v0[i]; });
   }
 
   // Linearization::Predicted (fixed-count solver) starts Newton from the velocity extrapolated
@@ -245,7 +255,7 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
     if (load.force_at(ctx.t0) != load.force_at(ctx.t1)) ctx.driven = true;
 
   ctx.iteration = 0;
-  ctx.at_start = !ctx.from_guess;
+  ctx.at_start = !ctx.from_guess && !barrier;
   ctx.x_lin = ctx.x_hat;
   ctx.end_energies_known = false;
 }
@@ -271,6 +281,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   }
   const VecX& x_lin = *ctx.x_lin;
   const Clock::time_point assembly_start = Clock::now();
+  if (rod_contact_.enabled()) load_contact_pairs(x_lin, x_lin);
   // K w with w = h (x^ + h v - x_lin) + h beta v. Away from the start x_lin = x^ + h v, so
   // without stiffness damping w is exactly zero and K w is not formed.
   const bool with_product = ctx.at_start || beta != 0.0;
@@ -426,7 +437,7 @@ double ImplicitEuler::phi_quadratic(const StepContext& ctx, const VecX& v) const
 }
 
 ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double potential_at_v, double slope,
-                                                    double damping_scale) {
+                                                    double damping_scale, double first_step) {
   // Phi(v + s dv) - Phi(v) for the quadratic terms is a polynomial in s; only U needs an
   // evaluation per trial. dv is zero on fixed DOFs.
   const double h = ctx.h;
@@ -448,7 +459,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
   }
   constexpr double kArmijo = 1e-4;
   constexpr int kMaxHalvings = 10;
-  double step = 1.0;
+  double step = first_step;
   for (int halving = 0; halving <= kMaxHalvings; ++halving) {
     ctx.trial_v = v + step * dv;
     ctx.trial_x = *ctx.x_hat + h * ctx.trial_v;
@@ -459,8 +470,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
       // U is a sum of terms far larger than its change near convergence: a change within
       // round-off of them counts as no increase.
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
-                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load) +
-                            std::abs(potential_at_v));
+                           (e.potential_magnitude() + std::abs(potential_at_v));
       if (change <= kArmijo * step * slope + noise) return {step, true, e};
     }
     ++ctx.report.line_search_halvings;
@@ -470,15 +480,49 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
   return {1.0, false, EnergyBreakdown{}, false};
 }
 
+void ImplicitEuler::load_contact_pairs(const VecX& x_from, const VecX& x_to) {
+  ElementTable<RodContactTerm>& table = assembler_.table<RodContactTerm>();
+  table.clear_coupling();
+  for (const RodContactPair& pair : rod_contact_.find_pairs(x_from, x_to)) table.add_coupling(pair.dofs, pair.constants);
+}
+
+double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
+  // From the iterate x^ + h v to the full step x^ + h (v + dv): dv is zero on fixed DOFs.
+  const double h = ctx.h;
+  const VecX& x_hat = *ctx.x_hat;
+  const int dofs = static_cast<int>(x_hat.size());
+  ctx.trial_x.resize(dofs);
+  ctx.linearization_point.resize(dofs);
+  for_each_entry(dofs, settings_.threads, [&](int i) {
+    ctx.linearization_point[i] = x_hat[i] + h * ctx.v[i];
+    ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] + ctx.dv[i]);
+  });
+  if (!ctx.trial_x.allFinite()) return 0.0;
+  load_contact_pairs(ctx.linearization_point, ctx.trial_x);
+  const double step = rod_contact_.max_step(ctx.linearization_point, ctx.trial_x);
+  if (step < 1.0) ++ctx.report.ccd_limited;
+  return step;
+}
+
 void ImplicitEuler::line_search(StepContext& ctx) {
   // Not while contact constraints are held (dv satisfies them exactly; a shortened step would
   // not). For an iteration linearised at the start, Phi(v) needs U at x^ + h v, one more energy
   // evaluation; its slope is that of the linearised residual, r . dv < 0.
+  // With rod-rod contact every step is first limited to what CCD allows (no capsule may touch
+  // another on the way), and searched from there; never linearised at the start.
   const double h = ctx.h, beta = model_.damping_stiffness;
   ctx.step_length = 1.0;
   ctx.end_energies_known = false;
   const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
-  if (settings_.line_search && !in_contact) {
+  const bool barrier = rod_contact_.enabled();
+  double max_step = 1.0;
+  if (barrier) {
+    const Clock::time_point ccd_start = Clock::now();
+    max_step = limit_step_by_ccd(ctx);
+    ctx.step_length = max_step;
+    ctx.report.assembly_seconds += seconds_since(ccd_start);
+  }
+  if (settings_.line_search && !in_contact && max_step > 0.0) {
     const Clock::time_point search_start = Clock::now();
     double potential_at_v = ctx.potential_at_lin.potential();  // x_lin = x^ + h v, unless at the start
     bool searchable = true;
@@ -491,7 +535,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
       // K v = product / (h^2 + h beta) at the start (w = (h^2 + h beta) v^), product / (h beta) after.
       const double damping_scale = ctx.at_start ? h * beta / (h * h + h * beta) : 1.0;
       const double slope = -ctx.rhs_free.dot(ctx.dv_free);  // r . dv < 0: J is SPD
-      const LineSearch search = search_phi(ctx, potential_at_v, slope, damping_scale);
+      const LineSearch search = search_phi(ctx, potential_at_v, slope, damping_scale, max_step);
       ctx.step_length = search.step;
       // A failed search takes nothing: no iterate may raise Phi. Newton's directions descend
       // on Phi (J is SPD and r = grad Phi), so for them failing means the change is lost in
@@ -501,7 +545,8 @@ void ImplicitEuler::line_search(StepContext& ctx) {
       // (newton_iterations 1) has no next iteration and takes its solve whole, as Baraff and
       // Witkin do.
       const bool more = settings_.converged() || ctx.iteration + 1 < settings_.newton_iterations;
-      if (!search.found) ctx.step_length = more || !ctx.at_start ? 0.0 : 1.0;
+      // With rod-rod contact a failed search takes nothing either: a full step could touch.
+      if (!search.found) ctx.step_length = more || !ctx.at_start || barrier ? 0.0 : 1.0;
       ctx.end_energies_known = search.energies_known;
       ctx.end_energies = search.energies;
     }
@@ -537,8 +582,7 @@ void ImplicitEuler::projected_line_search(StepContext& ctx) {
       const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
       const double phi = phi_quadratic(ctx, ctx.trial_v) + e.potential();
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
-                           (std::abs(e.stretch) + std::abs(e.bend) + std::abs(e.twist) + std::abs(e.gravity) + std::abs(e.load) +
-                            std::abs(phi_current));
+                           (e.potential_magnitude() + std::abs(phi_current));
       if (phi <= phi_current + noise) {
         ctx.step_length = s;
         ctx.v.swap(ctx.trial_v);
@@ -678,8 +722,7 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   auto noise_of = [](const EnergyBreakdown& b, double other) {
     constexpr double kSubnormalFloor = std::numeric_limits<double>::min() / std::numeric_limits<double>::epsilon();
     return 64.0 * std::numeric_limits<double>::epsilon() *
-               (std::abs(b.kinetic) + std::abs(b.stretch) + std::abs(b.bend) + std::abs(b.twist) + std::abs(b.gravity) +
-                std::abs(b.load) + std::abs(other)) +
+               (std::abs(b.kinetic) + b.potential_magnitude() + std::abs(other)) +
            kSubnormalFloor;
   };
   // BDF2 is not dissipative step by step: on a swinging strand its energy rises by ~1e-5 of
@@ -742,7 +785,7 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
   const int iterations = std::max(1, settings_.newton_iterations);
   const double gravity_speed = model_.gravity.head(model_.dimension).norm() * ctx.h;
   for (ctx.iteration = 0; ctx.iteration < iterations; ++ctx.iteration) {
-    ctx.at_start = ctx.iteration == 0 && !ctx.from_guess;
+    ctx.at_start = ctx.iteration == 0 && !ctx.from_guess && !rod_contact_.enabled();
     if (!newton_iteration(ctx)) return false;
     // Converged? The full correction (not the accepted fraction) against the velocity scale.
     if (settings_.newton_tolerance > 0.0 && ctx.iteration + 1 < iterations) {
@@ -750,7 +793,7 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
       if (ctx.dv.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
     }
   }
-  if (settings_.length_correction && !contact_.enabled()) {
+  if (settings_.length_correction && !contact_.enabled() && !rod_contact_.enabled()) {
     correct_lengths(ctx);
   } else {
     const VecX& x_hat = *ctx.x_hat;
@@ -764,11 +807,18 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
 bool ImplicitEuler::run_converged(StepContext& ctx) {
   const bool contact = contact_.enabled();
   const bool damped = model_.damping_stiffness > 0.0;
-  // The guess: Baraff-Witkin's solve linearised at x^, then the length correction.
+  // Rod-rod contact: every iterate stays feasible, so no length correction (it moves vertices
+  // after CCD has judged the step), and each Newton step is CCD-limited and line-searched.
+  const bool barrier = rod_contact_.enabled();
+  // The guess: Baraff-Witkin's solve linearised at x^, then the length correction. With rod
+  // contact, the same solve as Newton's first iteration from rest (predict()), line-searched.
   ctx.iteration = 0;
-  ctx.at_start = true;
+  ctx.at_start = !barrier;
   if (!assemble(ctx) || !solve(ctx)) return false;
-  for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
+  if (barrier)
+    line_search(ctx);
+  else
+    for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
   const VecX& x_hat = *ctx.x_hat;
   auto update_end_positions = [&] {
     ctx.x1.resize(x_hat.size());
@@ -776,7 +826,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
                    [&](int i) { ctx.x1[i] = x_hat[i] + ctx.h * ctx.v[i]; });
   };
   bool converged = false;
-  if (!contact) {
+  if (!contact && !barrier) {
     correct_lengths(ctx);
     if (!find_non_finite(ctx.x1, ctx.report, "position") && !find_collapsed_edge(ctx.x1, ctx.report)) {
       // Stiffness damping needs K at the guess: Newton's own correction tests it instead.
@@ -788,6 +838,9 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     update_end_positions();
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     ctx.contact_guess_v = ctx.v;  // the single solve's answer, the fallback below
+    // Rod contact alone: a first Newton step taken whole and already below the tolerance is
+    // converged (a rod at rest stays so in one solve).
+    if (barrier && !contact) converged = ctx.step_length == 1.0 && ctx.report.correction <= settings_.tolerance;
   }
   // Newton from the guess, until its correction is below the tolerance; and where the step
   // would gain energy, on until the energy test passes too (converged backward Euler did not
@@ -831,7 +884,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     }
     ctx.iteration = k + 1;
     ctx.at_start = false;
-    if (!contact && !damped) {
+    if (!contact && !damped && !barrier) {
       // Newton's linearised step stretches turning edges as the guess's did: each trial is
       // length-corrected before Phi judges it (projected_line_search).
       if (!assemble(ctx) || !solve(ctx)) return false;
@@ -909,6 +962,12 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
     commit(state, ctx);
+    if (rod_contact_.enabled()) {
+      // The pairs near each other where the step ended: its stats, and the barrier's elements
+      // for energies() at the committed state.
+      load_contact_pairs(state.positions, state.positions);
+      ctx.report.rod_contact = rod_contact_.measure(state.positions);
+    }
     if (settings_.converged()) {
       last_end_energy_ = ctx.end_energies.total();
       last_end_energy_known_ = ctx.end_energies_known && !ctx.driven;

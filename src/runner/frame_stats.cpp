@@ -1,6 +1,7 @@
 #include "bristle/runner/frame_stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace bristle {
 
@@ -13,6 +14,10 @@ void FrameStats::add(const StepReport& report) {
   newton_iterations_ += report.newton_iterations;
   substeps_ += report.substeps;
   if (!report.converged) ++unconverged_steps_;
+  rod_contact_last_ = report.rod_contact;
+  rod_min_gap_ = std::min(rod_min_gap_, report.rod_contact.min_gap);
+  rod_min_gap_fraction_ = std::min(rod_min_gap_fraction_, report.rod_contact.min_gap_fraction);
+  ccd_limited_ += report.ccd_limited;
 
   // Contact: only models with colliders report any (their report lists every collider).
   const ContactReport& contact = report.contact;
@@ -67,6 +72,7 @@ nlohmann::json energies_to_json(const EnergyBreakdown& energies) {
   json["elastic"] = energies.elastic();
   json["gravitational"] = energies.gravity;
   json["load"] = energies.load;
+  if (energies.has_rod_contact) json["contact"] = energies.contact;
   json["potential"] = energies.potential();
   json["total"] = energies.total();
   return json;
@@ -86,6 +92,16 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   if (has_contact_)
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
                                          contact_unconverged_, max_penetration_, max_penetration_fraction_);
+  if (energies.has_rod_contact) {
+    // +inf (no two segments within reach since the last frame) is written as null.
+    auto finite_or_null = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); };
+    json["rod_contact"] = {{"pairs", rod_contact_last_.pairs},
+                           {"candidates", rod_contact_last_.candidates},
+                           {"overlapping", rod_contact_last_.overlapping},
+                           {"min_gap", finite_or_null(rod_min_gap_)},
+                           {"min_gap_fraction", finite_or_null(rod_min_gap_fraction_)},
+                           {"ccd_limited", ccd_limited_}};
+  }
   *this = FrameStats();
   return json;
 }

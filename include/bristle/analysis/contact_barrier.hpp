@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bristle/integrator/assembly.hpp"
+#include "bristle/energy/rod_contact.hpp"
 #include "bristle/math/types.hpp"
 #include "bristle/model/model.hpp"
 
@@ -88,11 +89,5 @@ class ContactBarrier {
   std::vector<Vertex> vertices_;  // free vertices only
   std::vector<std::string> rod_names_;
 };
-
-/// b(d), b'(d) and b''(d) of the formula above [m^2, m, 1] (0 for d >= dhat, +inf for d <= 0).
-struct BarrierValue {
-  double b = 0.0, db = 0.0, d2b = 0.0;
-};
-BarrierValue barrier_function(double d, double dhat);
 
 }  // namespace bristle

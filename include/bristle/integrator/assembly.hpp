@@ -23,6 +23,7 @@
 /// with no locks, each in the same order as serially. Energies are summed per rod and then
 /// over rods in rod order. The result is bitwise identical for every thread count.
 
+#include <cmath>
 #include <functional>
 #include <tuple>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "bristle/energy/bend.hpp"
 #include "bristle/energy/discrete_elastic_rod.hpp"
 #include "bristle/energy/element.hpp"
+#include "bristle/energy/rod_contact.hpp"
 #include "bristle/energy/stretch.hpp"
 #include "bristle/integrator/element_table.hpp"
 #include "bristle/math/band_storage.hpp"
@@ -58,10 +60,26 @@ struct EnergyBreakdown {
   /// Whether the model has rods with twist: frames then report `twist` (kept out of the
   /// frames of scenes without, whose format it would change for nothing).
   bool has_twist = false;
+  /// The rod-rod contact barrier (energy/rod_contact.hpp) [J]: a potential, not elastic.
+  double contact = 0.0;
+  /// Whether the model has rod-rod contact: frames then report `contact`.
+  bool has_rod_contact = false;
 
-  double& of(EnergyTerm term) { return term == EnergyTerm::Stretch ? stretch : term == EnergyTerm::Bend ? bend : twist; }
+  double& of(EnergyTerm term) {
+    switch (term) {
+      case EnergyTerm::Stretch: return stretch;
+      case EnergyTerm::Bend: return bend;
+      case EnergyTerm::Twist: return twist;
+      case EnergyTerm::Contact: break;
+    }
+    return contact;
+  }
   double elastic() const { return stretch + bend + twist; }
-  double potential() const { return elastic() + gravity + load; }
+  double potential() const { return elastic() + gravity + load + contact; }
+  /// The sum of the magnitudes of the potential's parts: the scale of its round-off.
+  double potential_magnitude() const {
+    return std::abs(stretch) + std::abs(bend) + std::abs(twist) + std::abs(gravity) + std::abs(load) + std::abs(contact);
+  }
   double total() const { return kinetic + potential(); }
 };
 
@@ -124,7 +142,9 @@ class SystemAssembler {
 
   /// The energy terms, in assembly order (the order sums are formed in). Rods without twist
   /// bend by BendTerm (turning angles); rods with twist (3D) bend and twist by BendTwistTerm.
-  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<BendTwistTerm>>;
+  /// RodContactTerm has coupling elements only, added by the step (contact/rod_contact.hpp).
+  using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<BendTwistTerm>,
+                           ElementTable<RodContactTerm>>;
   const Terms& terms() const { return terms_; }
 
   /// The "transport frames" stage: commits every element's state at positions x (the

@@ -58,6 +58,7 @@
 
 #include "bristle/contact/contact_report.hpp"
 #include "bristle/contact/contact_solver.hpp"
+#include "bristle/contact/rod_contact.hpp"
 #include "bristle/integrator/assembly.hpp"
 #include "bristle/integrator/length_correction.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
@@ -146,6 +147,9 @@ struct StepReport {
   double assembly_seconds = 0.0;  ///< wall time in assembly and system build
   double solve_seconds = 0.0;     ///< wall time in the preconditioner and CG
   ContactReport contact;          ///< per-collider contact stats (empty without colliders)
+  /// Rod-rod contact at the end of the step (model.rod_contact.enabled only).
+  RodContactStats rod_contact;
+  int ccd_limited = 0;  ///< line searches whose first trial CCD shortened (rod-rod contact), all iterations
 };
 
 /// Everything one step works on: its inputs, the iterate, scratch vectors (kept between steps
@@ -265,7 +269,13 @@ class ImplicitEuler {
     EnergyBreakdown energies;
     bool found = true;  ///< false: no trial decreased Phi sufficiently (step 1, energies unknown)
   };
-  LineSearch search_phi(StepContext& ctx, double potential_at_v, double slope, double damping_scale);
+  LineSearch search_phi(StepContext& ctx, double potential_at_v, double slope, double damping_scale,
+                        double first_step = 1.0);
+  /// Rod-rod contact: the pairs near each other at x (coupling elements of the barrier term).
+  void load_contact_pairs(const VecX& x_from, const VecX& x_to);
+  /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
+  /// the largest fraction of the step CCD allows.
+  double limit_step_by_ccd(StepContext& ctx);
 
   const Model& model_;
   SolverSettings settings_;
@@ -284,6 +294,7 @@ class ImplicitEuler {
   double system_mass_scale_ = 0.0;
   Solver solver_;
   ContactSolver contact_;  // contact/: active only when the model has colliders
+  RodContact rod_contact_;  // contact/rod_contact.hpp: active only with model.rod_contact.enabled
   LengthCorrection length_correction_;
   VecX warm_start_;
   StepContext context_;    // reused step after step: its vectors keep their storage

@@ -2,6 +2,7 @@
 /// The `stats` of a frame: what the steps since the previous frame did, and the energies at
 /// the frame (docs/output-format.md lists every key).
 
+#include <limits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,10 @@ class FrameStats {
   /// Keys: steps, cg_iterations (sum), cg_iterations_max (per step), cg_residual (last
   /// step's), cg_residual_max, newton_iterations (sum), energies {kinetic, stretch, bend,
   /// elastic, gravitational, load, potential, total} [J]; and, when the model has colliders,
-  /// contact (see contact_stats_json).
+  /// contact (see contact_stats_json); with rod-rod contact, rod_contact {pairs (gap below
+  /// g^ at the frame), candidates, overlapping (pairs left out: they started inside each
+  /// other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
+  /// last frame, null when no two segments came near, ccd_limited (line searches CCD shortened)}.
   nlohmann::json take(const EnergyBreakdown& energies);
 
  private:
@@ -40,6 +44,11 @@ class FrameStats {
   int contact_unconverged_ = 0;
   double max_penetration_ = 0.0;
   double max_penetration_fraction_ = 0.0;
+  // Rod-rod contact (written when the energies say the model has it).
+  RodContactStats rod_contact_last_;  // the last step's: the state of the frame
+  double rod_min_gap_ = std::numeric_limits<double>::infinity();           // over the steps [m]
+  double rod_min_gap_fraction_ = std::numeric_limits<double>::infinity();  // of the smaller radius
+  long long ccd_limited_ = 0;  // line searches CCD shortened, over the steps
 };
 
 /// The `contact` stats of a frame, from the last step's report and sums over its `steps`:

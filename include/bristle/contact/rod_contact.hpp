@@ -1,0 +1,98 @@
+#pragma once
+/// Rod-rod contact in the step (docs/contact.md, "Rod-rod contact"): which pairs of segments
+/// the barrier (energy/rod_contact.hpp) acts on, and how far a Newton step may go before two
+/// capsules touch.
+///
+/// The step keeps every iterate feasible, as incremental potential contact does (Li et al.
+/// 2020): its first iterate is the start of the step, and each Newton direction is searched
+/// only up to the largest fraction CCD allows (contact/capsule_ccd.hpp). For that, the pairs
+/// are gathered over the whole path of the search: every pair of segments whose capsules,
+/// grown by the barrier's reach g^, come near each other anywhere on the straight path from
+/// the iterate to the full Newton step (their swept bounding boxes overlap). The barrier is
+/// zero beyond g^, so on that path the energy of these pairs is the energy of all pairs.
+///
+/// Which pairs: segments of different rods; and, with `self`, segments of one rod that share
+/// no vertex and have more than pi r of the rod between them (the rule of
+/// contact/rod_overlaps.hpp: closer along the rod they are joined by its material). A pair
+/// whose capsules already overlap where the path starts (rods that start inside each other)
+/// is left out until they separate: the barrier cannot push apart what it never kept apart.
+///
+/// Broad phase: a uniform grid over the swept boxes, cells processed on several threads, the
+/// pairs sorted at the end: the same list for every thread count.
+
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "bristle/energy/rod_contact.hpp"
+#include "bristle/math/types.hpp"
+#include "bristle/model/model.hpp"
+
+namespace bristle {
+
+/// g^ as a fraction of R = r_a + r_b: the surfaces of resting rods end within this of each
+/// other (a log barrier under a load F sits at about g^ min(1, kappa g^ / F)).
+constexpr double kContactGapFraction = 0.01;
+
+/// One pair of segments: its stencil's first DOFs [p0, p1, q0, q1] (increasing) and constants.
+struct RodContactPair {
+  std::array<int, 4> dofs{};
+  RodContactConstants constants;
+  int segment_a = 0, segment_b = 0;  ///< indices into RodContact's segments, a < b
+};
+
+/// What the last measure() found.
+struct RodContactStats {
+  int pairs = 0;       ///< pairs whose gap is below g^ (the barrier acts on them)
+  int candidates = 0;  ///< pairs the broad phase kept
+  int overlapping = 0; ///< pairs left out because their capsules overlapped at the path's start
+  /// Smallest gap between the surfaces of two segments among the candidates [m], and the same
+  /// relative to the smaller radius of the two; +inf without candidates.
+  double min_gap = std::numeric_limits<double>::infinity();
+  double min_gap_fraction = std::numeric_limits<double>::infinity();
+};
+
+class RodContact {
+ public:
+  /// `masses`: every DOF's lumped mass (Model::dof_masses), for the barrier's stiffness.
+  RodContact(const Model& model, const VecX& masses);
+
+  bool enabled() const { return enabled_; }
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+
+  /// The pairs near each other anywhere on the straight path from x_from to x_to (both
+  /// finite). Pairs overlapping at x_from are left out (counted in overlapping()).
+  const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to);
+  const std::vector<RodContactPair>& pairs() const { return pairs_; }
+  int overlapping() const { return overlapping_; }
+
+  /// The largest t in [0, 1] such that every pair stays apart from x_from to
+  /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
+  double max_step(const VecX& x_from, const VecX& x_to) const;
+
+  /// Gaps of the current pairs at x.
+  RodContactStats measure(const VecX& x) const;
+
+ private:
+  struct Segment {
+    int rod = 0, index = 0;
+    int dof0 = 0, dof1 = 0;     // first DOFs of its two vertices
+    double radius = 0.0;        // [m]
+    double arc_start = 0.0;     // rest length of the rod before it [m]
+    double rest_length = 0.0;   // [m]
+    double mass = 0.0;          // of its two vertices [kg]
+  };
+  Vec3 point(const VecX& x, int dof) const;
+  bool excluded(const Segment& a, const Segment& b) const;
+
+  bool enabled_ = false;
+  bool self_ = true;
+  int dimension_ = 3;
+  int threads_ = 1;
+  double gravity_ = 0.0;  // |g| [m/s^2]
+  std::vector<Segment> segments_;
+  std::vector<RodContactPair> pairs_;
+  int overlapping_ = 0;
+};
+
+}  // namespace bristle

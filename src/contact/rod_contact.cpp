@@ -1,0 +1,237 @@
+// Rod-rod contact pairs: a uniform grid over the segments' swept boxes (broad phase), the exact
+// gap at the path's start (narrow phase), additive CCD for the step bound.
+
+#include "bristle/contact/rod_contact.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bristle/contact/capsule_ccd.hpp"
+#include "bristle/contact/segment_distance.hpp"
+
+namespace bristle {
+namespace {
+
+constexpr double kHalfPi = 1.57079632679489661923;
+// 21 bits per axis in a 64-bit cell key; cells beyond are clamped (still conservative).
+constexpr std::int64_t kMaxCell = (std::int64_t{1} << 21) - 1;
+constexpr std::int64_t kMaxCellsPerSegment = 64;
+// The barrier's force scale where gravity is weak or absent [m/s^2].
+constexpr double kMinimumAcceleration = 1.0;
+
+struct Box {
+  Vec3 lo, hi;
+};
+
+bool overlap(const Box& a, const Box& b) {
+  return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
+}
+
+struct Grid {
+  Vec3 origin = Vec3::Zero();
+  double size = 1.0;
+  std::array<std::int64_t, 3> cell(const Vec3& x) const {
+    std::array<std::int64_t, 3> c{};
+    for (int k = 0; k < 3; ++k) {
+      const double u = (x[k] - origin[k]) / size;
+      c[k] = u >= 0.0 ? static_cast<std::int64_t>(std::min(std::floor(u), static_cast<double>(kMaxCell))) : 0;
+    }
+    return c;
+  }
+  static std::uint64_t key(const std::array<std::int64_t, 3>& c) {
+    return (static_cast<std::uint64_t>(c[0]) << 42) | (static_cast<std::uint64_t>(c[1]) << 21) |
+           static_cast<std::uint64_t>(c[2]);
+  }
+};
+
+/// Pairs (i < j) of boxes that overlap, each once, sorted; `skip(i, j)` drops pairs early.
+template <class Skip>
+std::vector<std::pair<int, int>> overlapping_boxes(const std::vector<Box>& boxes, int threads, Skip&& skip) {
+  std::vector<std::pair<int, int>> pairs;
+  const int n = static_cast<int>(boxes.size());
+  if (n < 2) return pairs;
+  Grid grid;
+  Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
+  double sides = 0.0;
+  for (const Box& b : boxes) {
+    lo = lo.cwiseMin(b.lo);
+    hi = hi.cwiseMax(b.hi);
+    sides += (b.hi - b.lo).maxCoeff();
+  }
+  grid.origin = lo;
+  const double size = std::max(sides / n, (hi - lo).maxCoeff() / (kMaxCell - 1));
+  grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
+
+  std::vector<std::pair<std::uint64_t, int>> entries;
+  std::vector<int> large;
+  for (int i = 0; i < n; ++i) {
+    const auto a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
+    std::int64_t cells = 1;
+    for (int k = 0; k < 3; ++k) cells *= std::min(b[k] - a[k] + 1, kMaxCellsPerSegment + 1);
+    if (cells > kMaxCellsPerSegment) {
+      large.push_back(i);
+      continue;
+    }
+    for (std::int64_t x = a[0]; x <= b[0]; ++x)
+      for (std::int64_t y = a[1]; y <= b[1]; ++y)
+        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(Grid::key({x, y, z}), i);
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<std::size_t> runs;  // starts of runs of one cell, and the end
+  for (std::size_t k = 0; k < entries.size(); ++k)
+    if (k == 0 || entries[k].first != entries[k - 1].first) runs.push_back(k);
+  runs.push_back(entries.size());
+  const int run_count = static_cast<int>(runs.size()) - 1;
+
+  // Each pair is taken in the one cell holding the lower corner of the boxes' intersection.
+  std::vector<std::vector<std::pair<int, int>>> found(threads);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && run_count > 256)
+  for (int r = 0; r < run_count; ++r) {
+#ifdef _OPENMP
+    std::vector<std::pair<int, int>>& out = found[omp_get_thread_num()];
+#else
+    std::vector<std::pair<int, int>>& out = found[0];
+#endif
+    for (std::size_t a = runs[r]; a < runs[r + 1]; ++a)
+      for (std::size_t b = a + 1; b < runs[r + 1]; ++b) {
+        int i = entries[a].second, j = entries[b].second;
+        if (j < i) std::swap(i, j);
+        if (!overlap(boxes[i], boxes[j]) || skip(i, j)) continue;
+        if (Grid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[runs[r]].first) continue;
+        out.emplace_back(i, j);
+      }
+  }
+  for (auto& part : found) pairs.insert(pairs.end(), part.begin(), part.end());
+  std::vector<char> is_large(n, 0);
+  for (const int i : large) is_large[i] = 1;
+  for (const int i : large)
+    for (int j = 0; j < n; ++j) {
+      if (j == i || (is_large[j] && j < i)) continue;
+      const int a = std::min(i, j), b = std::max(i, j);
+      if (overlap(boxes[a], boxes[b]) && !skip(a, b)) pairs.emplace_back(a, b);
+    }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+}  // namespace
+
+RodContact::RodContact(const Model& model, const VecX& masses)
+    : enabled_(model.rod_contact.enabled), self_(model.rod_contact.self), dimension_(model.dimension),
+      gravity_(model.gravity.head(model.dimension).norm()) {
+  if (!enabled_) return;
+  const DofLayout& layout = model.layout;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    const Rod& rod = model.rods[r];
+    double arc = 0.0;
+    for (int j = 0; j < rod.edge_count(); ++j) {
+      Segment s;
+      s.rod = r;
+      s.index = j;
+      s.dof0 = layout.vertex_dof(r, j);
+      s.dof1 = layout.vertex_dof(r, j + 1);
+      s.radius = rod.material.radius;
+      s.arc_start = arc;
+      s.rest_length = rod.rest_lengths[j];
+      s.mass = masses[s.dof0] + masses[s.dof1];
+      arc += s.rest_length;
+      segments_.push_back(s);
+    }
+  }
+}
+
+Vec3 RodContact::point(const VecX& x, int dof) const {
+  Vec3 p = Vec3::Zero();
+  p.head(dimension_) = x.segment(dof, dimension_);
+  return p;
+}
+
+bool RodContact::excluded(const Segment& a, const Segment& b) const {
+  if (a.rod != b.rod) return false;
+  if (!self_ || std::abs(a.index - b.index) < 2) return true;
+  const Segment& first = a.index < b.index ? a : b;
+  const Segment& second = a.index < b.index ? b : a;
+  return second.arc_start - (first.arc_start + first.rest_length) <= kHalfPi * (a.radius + b.radius);
+}
+
+const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to) {
+  pairs_.clear();
+  overlapping_ = 0;
+  if (!enabled_) return pairs_;
+  std::vector<Box> boxes(segments_.size());
+  for (std::size_t k = 0; k < segments_.size(); ++k) {
+    const Segment& s = segments_[k];
+    const Vec3 a = point(x_from, s.dof0), b = point(x_from, s.dof1), c = point(x_to, s.dof0), d = point(x_to, s.dof1);
+    const Vec3 grow = Vec3::Constant(s.radius * (1.0 + kContactGapFraction));
+    boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
+    boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
+  }
+  const auto candidates = overlapping_boxes(boxes, threads_, [&](int i, int j) {
+    return excluded(segments_[i], segments_[j]);
+  });
+  const double acceleration = std::max(gravity_, kMinimumAcceleration);
+  for (const auto& [i, j] : candidates) {
+    const Segment& a = segments_[i];
+    const Segment& b = segments_[j];
+    const double reach = a.radius + b.radius;
+    const double distance =
+        segment_distance(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0), point(x_from, b.dof1))
+            .distance;
+    if (!(distance > reach)) {
+      ++overlapping_;
+      continue;
+    }
+    RodContactPair pair;
+    pair.dofs = {a.dof0, a.dof1, b.dof0, b.dof1};
+    pair.segment_a = i;
+    pair.segment_b = j;
+    pair.constants.reach = reach;
+    pair.constants.gap_hat = kContactGapFraction * reach;
+    // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
+    // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
+    const double mean_mass = 0.25 * (a.mass + b.mass);
+    pair.constants.stiffness = mean_mass * acceleration / (1.1931471805599453 * pair.constants.gap_hat);
+    pairs_.push_back(pair);
+  }
+  return pairs_;
+}
+
+double RodContact::max_step(const VecX& x_from, const VecX& x_to) const {
+  const int count = static_cast<int>(pairs_.size());
+  double step = 1.0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1 && count > 64) reduction(min : step)
+  for (int k = 0; k < count; ++k) {
+    const auto& d = pairs_[k].dofs;
+    const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
+    step = std::min(step, capsule_time_of_impact(p0, p1, q0, q1, point(x_to, d[0]) - p0, point(x_to, d[1]) - p1,
+                                                 point(x_to, d[2]) - q0, point(x_to, d[3]) - q1,
+                                                 pairs_[k].constants.reach));
+  }
+  return step;
+}
+
+RodContactStats RodContact::measure(const VecX& x) const {
+  RodContactStats stats;
+  stats.candidates = static_cast<int>(pairs_.size());
+  stats.overlapping = overlapping_;
+  for (const RodContactPair& pair : pairs_) {
+    const auto& d = pair.dofs;
+    const double gap =
+        segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance - pair.constants.reach;
+    if (gap < pair.constants.gap_hat) ++stats.pairs;
+    if (gap < stats.min_gap) {
+      stats.min_gap = gap;
+      const double radius = std::min(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius);
+      stats.min_gap_fraction = radius > 0.0 ? gap / radius : stats.min_gap_fraction;
+    }
+  }
+  return stats;
+}
+
+}  // namespace bristle

@@ -1,0 +1,275 @@
+// Rod-rod contact (issue 16): the segment distance's derivatives, the capsule barrier's
+// gradient and Hessian against central finite differences, the additive CCD, and rods dropped
+// onto rods at a large step.
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "bristle/contact/capsule_ccd.hpp"
+#include "bristle/contact/rod_contact.hpp"
+#include "bristle/contact/rod_overlaps.hpp"
+#include "bristle/contact/segment_distance.hpp"
+#include "bristle/contact/segment_distance_derivatives.hpp"
+#include "bristle/energy/rod_contact.hpp"
+#include "bristle/integrator/implicit_euler.hpp"
+#include "support/finite_difference.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+namespace {
+
+/// Which parameters of the closest points are inside their segments.
+template <int D>
+std::pair<bool, bool> minimiser_type(const Vec<4 * D>& x) {
+  const SegmentDistanceSquared<D> d = segment_distance_squared<D>(x, false);
+  return {d.s > 0.0 && d.s < 1.0, d.t > 0.0 && d.t < 1.0};
+}
+
+/// Whether the minimiser's type is the same at x and at x +- step along every coordinate (a
+/// central difference across a change of type compares two different formulas).
+template <int D>
+bool same_type_nearby(const Vec<4 * D>& x, double step) {
+  const auto type = minimiser_type<D>(x);
+  for (int k = 0; k < 4 * D; ++k)
+    for (const double sign : {-1.0, 1.0}) {
+      Vec<4 * D> y = x;
+      y[k] += sign * step;
+      if (minimiser_type<D>(y) != type) return false;
+    }
+  return true;
+}
+
+enum class Layout { Crossing, EndToSide, EndToEnd, NearlyParallel };
+
+/// A random pair of segments of unit size whose closest points are of the given layout.
+template <int D>
+Vec<4 * D> random_pair(Layout layout, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto noise = [&](double scale) {
+    Vec<D> v;
+    for (int k = 0; k < D; ++k) v[k] = scale * u(rng);
+    return v;
+  };
+  Vec<D> ex = Vec<D>::Zero(), ey = Vec<D>::Zero();
+  ex[0] = 1.0;
+  ey[1] = 1.0;
+  Vec<D> lift = Vec<D>::Zero();
+  lift[D - 1] = D == 3 ? 0.3 : 0.0;
+  Vec<4 * D> x;
+  switch (layout) {
+    case Layout::Crossing:  // 3D only: skew segments crossing over each other
+      x << -ex + noise(0.2), ex + noise(0.2), -ey + lift + noise(0.2), ey + lift + noise(0.2);
+      break;
+    case Layout::EndToSide:  // p0 next to the middle of Q, P pointing away from it
+      x << 0.3 * ey + noise(0.1), 1.3 * ey + 0.5 * ex + noise(0.2), -ex + noise(0.1), ex + noise(0.1);
+      if (D == 3) x.template segment<D>(0) += lift;
+      break;
+    case Layout::EndToEnd:  // p1 next to q0, both pointing away
+      x << -ex - 0.5 * ey + noise(0.1), 0.2 * ey + noise(0.05), 0.2 * ey + 0.3 * ex + 0.3 * ey + noise(0.05),
+          ex + ey + noise(0.1);
+      break;
+    case Layout::NearlyParallel: {  // side by side, a thousandth of a radian apart
+      const double angle = 1e-3 * u(rng);
+      Vec<D> turned = ex;
+      turned[1] = std::sin(angle);
+      turned[0] = std::cos(angle);
+      const Vec<D> offset = 0.2 * ey + lift;
+      const double shift = 0.5 * u(rng);
+      x << -ex, ex, -turned + offset + shift * ex, turned + offset + shift * ex;
+      break;
+    }
+  }
+  return x;
+}
+
+template <int D>
+void check_distance_derivatives(Layout layout, int wanted) {
+  std::mt19937 rng(1234 + static_cast<int>(layout) + 10 * D);
+  constexpr double kStep = 1e-6;
+  int tested = 0;
+  for (int trial = 0; trial < 40 * wanted && tested < wanted; ++trial) {
+    const Vec<4 * D> x = random_pair<D>(layout, rng);
+    if (!same_type_nearby<D>(x, 2.0 * kStep)) continue;
+    const SegmentDistanceSquared<D> analytic = segment_distance_squared<D>(x, true);
+    const auto value = [](const Eigen::VectorXd& y) { return segment_distance_squared<D>(Vec<4 * D>(y), false).value; };
+    const auto gradient = [](const Eigen::VectorXd& y) {
+      return Eigen::VectorXd(segment_distance_squared<D>(Vec<4 * D>(y), false).gradient);
+    };
+    const Comparison g = compare_matrices(analytic.gradient, fd_gradient(value, x, kStep), 1e-6, 1e-3);
+    const Comparison h = compare_matrices(analytic.hessian, fd_jacobian(gradient, x, kStep), 1e-5, 1e-3);
+    CAPTURE(D);
+    CAPTURE(static_cast<int>(layout));
+    CAPTURE(g.message);
+    CAPTURE(h.message);
+    CHECK(g.ok);
+    CHECK(h.ok);
+    ++tested;
+  }
+  CHECK(tested == wanted);
+}
+
+template <int D>
+void check_barrier_derivatives(Layout layout, int wanted) {
+  std::mt19937 rng(99 + static_cast<int>(layout) + 10 * D);
+  std::uniform_real_distribution<double> fraction(0.05, 0.95);
+  constexpr double kStep = 1e-8;
+  int tested = 0;
+  for (int trial = 0; trial < 40 * wanted && tested < wanted; ++trial) {
+    const Vec<4 * D> x = random_pair<D>(layout, rng);
+    if (!same_type_nearby<D>(x, 2.0 * kStep)) continue;
+    // Radii that put the surfaces a random fraction of g^ apart.
+    const double d = std::sqrt(segment_distance_squared<D>(x, false).value);
+    RodContactConstants c;
+    c.gap_hat = 0.01 * d;
+    c.reach = d - fraction(rng) * c.gap_hat;
+    c.stiffness = 3.0;
+    const RodContactLocal<D> local = rod_contact_local<D>(x, c, true, false);
+    const auto energy = [&](const Eigen::VectorXd& y) { return rod_contact_energy<D>(Vec<4 * D>(y), c); };
+    const auto gradient = [&](const Eigen::VectorXd& y) {
+      return Eigen::VectorXd(rod_contact_local<D>(Vec<4 * D>(y), c, false, false).gradient);
+    };
+    const Comparison g = compare_matrices(local.gradient, fd_gradient(energy, x, kStep), 1e-5);
+    const Comparison h = compare_matrices(local.hessian, fd_jacobian(gradient, x, kStep), 1e-4);
+    CAPTURE(D);
+    CAPTURE(static_cast<int>(layout));
+    CAPTURE(g.message);
+    CAPTURE(h.message);
+    CHECK(local.energy > 0.0);
+    CHECK(g.ok);
+    CHECK(h.ok);
+    // The projected Hessian: PSD, and equal to the exact one where that is PSD already.
+    const RodContactLocal<D> projected = rod_contact_local<D>(x, c, true, true);
+    Eigen::SelfAdjointEigenSolver<Mat<4 * D, 4 * D>> eigen(projected.hessian);
+    CHECK(eigen.eigenvalues().minCoeff() >= -1e-9 * eigen.eigenvalues().cwiseAbs().maxCoeff());
+    ++tested;
+  }
+  CHECK(tested == wanted);
+}
+
+}  // namespace
+
+TEST_CASE("segment distance squared: gradient and Hessian match central differences in 2D and 3D") {
+  for (const Layout layout : {Layout::Crossing, Layout::EndToSide, Layout::EndToEnd, Layout::NearlyParallel})
+    check_distance_derivatives<3>(layout, 20);
+  for (const Layout layout : {Layout::EndToSide, Layout::EndToEnd, Layout::NearlyParallel})
+    check_distance_derivatives<2>(layout, 20);
+}
+
+TEST_CASE("capsule barrier: gradient and Hessian match central differences; the projection is PSD") {
+  for (const Layout layout : {Layout::Crossing, Layout::EndToSide, Layout::EndToEnd, Layout::NearlyParallel})
+    check_barrier_derivatives<3>(layout, 10);
+  for (const Layout layout : {Layout::EndToSide, Layout::EndToEnd, Layout::NearlyParallel})
+    check_barrier_derivatives<2>(layout, 10);
+}
+
+TEST_CASE("capsule barrier: zero beyond g^, infinite at touch, C1 at g^") {
+  Vec<12> x;
+  x << -1, 0, 0, 1, 0, 0, 0, -1, 0.5, 0, 1, 0.5;  // centre lines 0.5 apart
+  RodContactConstants c{0.47, 0.05, 2.0};
+  CHECK(rod_contact_energy<3>(x, c) > 0.0);
+  c.reach = 0.449;  // gap beyond g^
+  CHECK(rod_contact_energy<3>(x, c) == 0.0);
+  CHECK(rod_contact_local<3>(x, c, true, true).gradient.isZero());
+  c.reach = 0.5;  // touching
+  CHECK(std::isinf(rod_contact_energy<3>(x, c)));
+}
+
+TEST_CASE("capsule CCD: a segment that would tunnel through another in one step is stopped before touching") {
+  const Vec3 p0(-1, 0, 0), p1(1, 0, 0), q0(0, -1, 0.3), q1(0, 1, 0.3);
+  const Vec3 down(0, 0, -0.6), none = Vec3::Zero();
+  const double reach = 0.2;
+  // Touches at z = 0.2, t = 1/6; the CCD stops where the gap is 0.1 of the start's (z = 0.21).
+  const double t = capsule_time_of_impact(p0, p1, q0, q1, none, none, down, down, reach);
+  CHECK(t <= 1.0 / 6.0);
+  CHECK(t >= 0.14);
+  const double gap = segment_distance(p0, p1, q0 + t * down, q1 + t * down).distance - reach;
+  CHECK(gap >= 0.1 * 0.1 - 1e-12);
+  // Moving apart, or sliding along without approaching: the whole step.
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1, none, none, -down, -down, reach) == 1.0);
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1, none, none, Vec3(0.3, 0, 0), Vec3(0.3, 0, 0), reach) == 1.0);
+  // A rotation that sweeps q through p within the step, both ends crossing z = 0.
+  const double spin = capsule_time_of_impact(p0, p1, q0, q1, none, none, Vec3(0, 0, -0.6), Vec3(0, 0, -0.6), reach);
+  CHECK(spin < 1.0);
+  // Already touching: no step at all.
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1 - Vec3(0, 0, 0.25), none, none, down, down, 0.3) == 0.0);
+}
+
+namespace {
+
+constexpr double kRadius = 0.001;
+constexpr double kG = 9.81;
+
+struct CrossingDrop {
+  double min_gap_fraction = 1e300;   // smallest surface gap seen after any step, over the radius
+  double final_gap_fraction = 0.0;   // at the end, upper rod to the lower ones
+  double final_speed = 0.0;
+  bool passed_through = false;
+  int failed_steps = 0;
+};
+
+/// Two lower rods along y, held at every vertex, at x = -/+ 3 cm; an upper rod along x across
+/// both, starting 1 cm above them and thrown down at 2 m/s; gravity -z. dt = 1/24 s.
+CrossingDrop drop_across(double dt, double duration) {
+  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
+  std::vector<Rod> rods;
+  for (const double x : {-0.03, 0.03}) {
+    std::vector<int> all;
+    for (int i = 0; i <= 6; ++i) all.push_back(i);
+    rods.push_back(straight_rod(6, Vec3(x, -0.03, 0), Vec3(x, 0.03, 0), 3, all, nylon, x < 0 ? "left" : "right"));
+  }
+  rods.push_back(straight_rod(10, Vec3(-0.05, 0, 0.01), Vec3(0.05, 0, 0.01), 3, {}, nylon, "upper"));
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -kG));
+  model.rod_contact.enabled = true;
+  ImplicitEuler integrator(model, SolverSettings{});
+  State state = initial_state(model);
+  for (int i = 0; i < model.rods[2].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(2, i) + 2] = -2.0;
+  CrossingDrop r;
+  auto gap_fraction = [&](const VecX& x) {
+    double smallest = 1e300;
+    for (int lower = 0; lower < 2; ++lower)
+      for (int a = 0; a < model.rods[lower].edge_count(); ++a)
+        for (int b = 0; b < model.rods[2].edge_count(); ++b) {
+          const double d = segment_distance(vertex_position(model, x, lower, a), vertex_position(model, x, lower, a + 1),
+                                            vertex_position(model, x, 2, b), vertex_position(model, x, 2, b + 1))
+                               .distance;
+          smallest = std::min(smallest, (d - 2.0 * kRadius) / kRadius);
+        }
+    return smallest;
+  };
+  const int steps = static_cast<int>(std::lround(duration / dt));
+  for (int k = 0; k < steps; ++k) {
+    const StepReport report = integrator.step(state, dt);
+    if (!report.ok) {
+      ++r.failed_steps;
+      MESSAGE("step " << k << " failed: " << report.failure);
+      break;
+    }
+    r.min_gap_fraction = std::min(r.min_gap_fraction, gap_fraction(state.positions));
+    // The upper rod's middle must stay above the lower rods' plane.
+    if (vertex_position(model, state.positions, 2, 5).z() < 0.0) r.passed_through = true;
+  }
+  r.final_gap_fraction = gap_fraction(state.positions);
+  for (int i = 0; i < model.rods[2].vertex_count(); ++i)
+    r.final_speed = std::max(r.final_speed, state.velocities.segment<3>(model.layout.vertex_dof(2, i)).norm());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("rod-rod contact: a rod thrown down across two rods at dt = 1/24 s never passes through and rests on them") {
+  const CrossingDrop r = drop_across(1.0 / 24.0, 1.0);
+  MESSAGE("smallest gap " << r.min_gap_fraction << " of the radius; at rest " << r.final_gap_fraction
+                          << "; final speed " << r.final_speed << " m/s");
+  CHECK(r.failed_steps == 0);
+  CHECK_FALSE(r.passed_through);
+  CHECK(r.min_gap_fraction > 0.0);
+  // At rest on the lower rods: centre lines 2 r apart within a few percent of r.
+  CHECK(r.final_gap_fraction < 0.03);
+  CHECK(r.final_speed < 1e-3);
+}
