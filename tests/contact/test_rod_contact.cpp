@@ -273,3 +273,66 @@ TEST_CASE("rod-rod contact: a rod thrown down across two rods at dt = 1/24 s nev
   CHECK(r.final_gap_fraction < 0.03);
   CHECK(r.final_speed < 1e-3);
 }
+
+TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 1/24 s rests on it") {
+  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
+  std::vector<Rod> rods;
+  std::vector<int> all;
+  for (int i = 0; i <= 10; ++i) all.push_back(i);
+  rods.push_back(straight_rod(10, Vec3(-0.05, 0, 0), Vec3(0.05, 0, 0), 2, all, nylon, "lower"));
+  rods.push_back(straight_rod(6, Vec3(-0.03, 0.01, 0), Vec3(0.03, 0.01, 0), 2, {}, nylon, "upper"));
+  Model model = make_model(2, std::move(rods), Vec3(0, -kG, 0));
+  model.rod_contact.enabled = true;
+  ImplicitEuler integrator(model, SolverSettings{});
+  State state = initial_state(model);
+  for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i) + 1] = -2.0;
+  double lowest = 1e300;
+  for (int k = 0; k < 24; ++k) {
+    const StepReport report = integrator.step(state, 1.0 / 24.0);
+    REQUIRE_MESSAGE(report.ok, report.failure);
+    for (int i = 0; i < model.rods[1].vertex_count(); ++i)
+      lowest = std::min(lowest, state.positions[model.layout.vertex_dof(1, i) + 1]);
+  }
+  // Centre lines 2 r apart at rest, never closer, and the upper rod at rest.
+  MESSAGE("lowest centre line " << lowest / kRadius << " radii above the lower rod's");
+  CHECK(lowest > 2.0 * kRadius);
+  CHECK(lowest < 2.03 * kRadius);
+  CHECK(state.velocities.segment(model.layout.vertex_dof(1, 0), 14).cwiseAbs().maxCoeff() < 1e-3);
+}
+
+TEST_CASE("rod-rod self-contact: a U-shaped rod whose legs are pushed together closes onto itself without passing") {
+  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
+  // Leg A along -x at y = 0, a half circle of radius 3 mm, leg B back along +x at y = 6 mm.
+  std::vector<Vec3> vertices;
+  for (int i = 0; i <= 10; ++i) vertices.emplace_back(0.05 - 0.005 * i, 0.0, 0.0);
+  for (int k = 1; k <= 6; ++k) {
+    const double angle = -1.5707963267948966 - 3.141592653589793 * k / 6.0;
+    vertices.emplace_back(0.003 * std::cos(angle), 0.003 + 0.003 * std::sin(angle), 0.0);
+  }
+  for (int i = 1; i <= 10; ++i) vertices.emplace_back(0.005 * i, 0.006, 0.0);
+  Model model = single_rod_model(3, rod_from_vertices(vertices, 3, {}, nylon));
+  model.rod_contact.enabled = true;
+  const int tip_b = model.rods[0].vertex_count() - 1;
+  PointLoad push_a, push_b;
+  push_a.vertex = 0;
+  push_a.force = Vec3(0, 1.0, 0);
+  push_b.vertex = tip_b;
+  push_b.force = Vec3(0, -1.0, 0);
+  model.loads = {push_a, push_b};
+  ImplicitEuler integrator(model, SolverSettings{});
+  State state = initial_state(model);
+  auto tip_y = [&](int vertex) { return vertex_position(model, state.positions, 0, vertex).y(); };
+  double closest = 1e300;
+  for (int k = 0; k < 60; ++k) {
+    const StepReport report = integrator.step(state, 1.0 / 60.0);
+    REQUIRE_MESSAGE(report.ok, report.failure);
+    // The legs' tips never swap sides, and the legs' surfaces never overlap.
+    CHECK(tip_y(0) < tip_y(tip_b));
+    std::vector<std::vector<Vec3>> line(1);
+    for (int i = 0; i < model.rods[0].vertex_count(); ++i) line[0].push_back(vertex_position(model, state.positions, 0, i));
+    CHECK(find_rod_overlaps(line, {kRadius}).overlaps.empty());
+    closest = std::min(closest, tip_y(tip_b) - tip_y(0));
+  }
+  MESSAGE("tips closest " << closest / kRadius << " radii apart");
+  CHECK(closest < 2.1 * kRadius);  // they did close onto each other
+}
