@@ -93,6 +93,14 @@ class DofLayout {
   std::vector<int> node_dof_;         // node_count() + 1 entries
 };
 
+/// Contact between the surfaces of rods (capsules of each rod's radius): docs/contact.md,
+/// "Rod-rod contact".
+struct RodContactSettings {
+  bool enabled = false;   ///< scene key rod_contact.enabled
+  double friction = 0.0;  ///< Coulomb coefficient between rods, >= 0 (rod_contact.friction)
+  bool self = true;       ///< also non-adjacent segments of one rod (rod_contact.self)
+};
+
 struct Model {
   int dimension = 3;
   std::vector<Rod> rods;
@@ -101,6 +109,7 @@ struct Model {
   double damping_stiffness = 0.0;  ///< Rayleigh stiffness coefficient beta [s]
   std::vector<PointLoad> loads;
   std::vector<Collider> colliders;
+  RodContactSettings rod_contact;
   DofLayout layout;
 
   /// Recomputes `layout` from `rods`; call after rods change.
