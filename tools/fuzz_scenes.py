@@ -4,7 +4,7 @@
 Generates scenes from a fixed seed -- valid but extreme ones (stiffness over 8 decades, steps
 up to 1/24 s, every collider type, handles, loads, static mode, every solver option, tiny and
 huge numbers) and malformed ones (mutated, truncated, deeply nested, huge numbers, giant
-strings, wrong types) -- and runs each through `bristle validate`, `bristle run`, then
+strings, wrong types, bad `rod_contact` values) -- and runs each through `bristle validate`, `bristle run`, then
 `compare`, `render`, `export`, `validate` and `modes` on what the run wrote.
 
 A case fails when a command crashes (signal or sanitizer report), hangs (timeout), exits with
@@ -525,11 +525,53 @@ def value_paths(value):
         yield from value_paths(item)
 
 
+# `rod_contact` (docs/scene-format.md): valid settings, edges included, and values the loader
+# must refuse at /rod_contact or the key inside it.
+ROD_CONTACT_FRICTIONS = [0, 0.0, 0.1, 0.5, 1.0, 10.0, 5e-324, 1e-300, 1e300, 1.7976931348623157e308, -0.0]
+BAD_ROD_CONTACT = [
+    "true", "on", 1, 0, None, [], [True], 1.5,
+    {"enabled": "true"}, {"enabled": 1}, {"enabled": None}, {"enabled": [True]},
+    {"enabled": True, "friction": -0.1}, {"friction": -5e-324}, {"friction": -1e300}, {"friction": "0.3"},
+    {"friction": None}, {"friction": True}, {"friction": [0.3]},
+    {"self": "false"}, {"self": 0}, {"self": None},
+    {"enabled": True, "frction": 0.3}, {"Enabled": True}, {"enabled": True, "radius": 1e-3}, {"self ": True},
+]
+
+
+def make_rod_contact(seed, index, scene):
+    """Adds `rod_contact` to a quarter of the valid scenes (on or off, any friction, self or not;
+    the shorthand too) and a bad value to a few; returns whether the value is a bad one. Drawn
+    from its own random stream, so that every other case of a seed stays what it was before the
+    key existed (past reproducers "seed S case N" still reproduce)."""
+    rng = random.Random(f"bristle-fuzz-rod-contact:{seed}:{index}")
+    draw = rng.random()
+    if draw < 0.06:
+        scene["rod_contact"] = rng.choice(BAD_ROD_CONTACT)
+        return True
+    if draw < 0.1:
+        scene["rod_contact"] = rng.choice([True, False])
+    elif draw < 0.25:
+        settings = {}
+        for key, make in (("enabled", lambda: rng.choice([True, True, False])),
+                          ("friction", lambda: rng.choice(ROD_CONTACT_FRICTIONS)),
+                          ("self", lambda: rng.choice([True, False]))):
+            if rng.random() < 0.7:
+                settings[key] = make()
+        scene["rod_contact"] = settings
+    return False
+
+
 def make_case(seed, index):
     """Case `index` of `seed`: (kind, scene text, estimated work) -- the same on every machine."""
     rng = random.Random(f"bristle-fuzz:{seed}:{index}")
     scene, work = make_valid_scene(rng, index)
+    bad_rod_contact = make_rod_contact(seed, index, scene)
+    rod_contact = scene.get("rod_contact", False)
+    if rod_contact is True or (isinstance(rod_contact, dict) and rod_contact.get("enabled") is True):
+        work *= 4  # room for the contact search and a shorter line search, once they run
     text = json.dumps(scene, indent=1)
+    if bad_rod_contact:
+        return "malformed-rod_contact", text, work
     if rng.random() < 0.35:
         kind, text = malformed_text(rng, text)
         return "malformed-" + kind, text, work

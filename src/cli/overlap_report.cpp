@@ -50,8 +50,10 @@ std::vector<std::string> describe_overlaps(const Scene& scene, const OverlapRepo
   head += (report.complete ? "" : "at least ") + std::to_string(pairs) + " overlapping segment pair" +
           (pairs == 1 ? "" : "s") + " between " + std::to_string(report.rod_pairs) + " pair" +
           (report.rod_pairs == 1 ? "" : "s") +
-          " of rods at the initial positions: the rods start inside each other, and rod-rod contact is"
-          " not simulated yet";
+          " of rods at the initial positions: the rods start inside each other, and " +
+          (scene.model.rod_contact.enabled
+               ? "rod contact leaves pairs that start inside each other unconstrained until they separate"
+               : "rod-rod contact is not simulated yet");
   if (!report.complete) head += " (the check stopped there)";
   lines.push_back(head);
   const std::size_t listed = std::min(pairs, static_cast<std::size_t>(std::max(shown, 0)));

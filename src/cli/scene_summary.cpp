@@ -48,6 +48,7 @@ SceneSummary summarize_scene(const Scene& scene) {
   s.rods = static_cast<int>(model.rods.size());
   s.loads = static_cast<int>(model.loads.size());
   s.colliders = static_cast<int>(model.colliders.size());
+  s.rod_contact = model.rod_contact;
   s.free_dofs = model.layout.free_dof_count();
   s.dt = scene.time.dt;
   s.frame_dt = scene.time.frame_dt;
@@ -111,6 +112,11 @@ std::string describe(const SceneSummary& s) {
   text << "  total length   " << number(s.total_length) << " m\n";
   text << "  total mass     " << number(s.total_mass) << " kg\n";
   if (s.loads || s.colliders) text << "  loads          " << s.loads << ", colliders " << s.colliders << "\n";
+  if (s.rod_contact.enabled)
+    text << "  rod contact    on, friction " << number(s.rod_contact.friction) << ", self-contact "
+         << (s.rod_contact.self ? "on" : "off (segments of one rod pass through each other)") << "\n";
+  else
+    text << "  rod contact    off (rods pass through each other)\n";
   text << "  time           dt " << number(s.dt) << " s, frame_dt " << number(s.frame_dt) << " s ("
        << s.steps_per_frame << " steps per frame), duration " << number(s.duration) << " s\n";
   text << "  steps          " << s.steps << "\n";
@@ -169,6 +175,9 @@ nlohmann::json to_json(const SceneSummary& s) {
   json["free_dofs"] = s.free_dofs;
   json["loads"] = s.loads;
   json["colliders"] = s.colliders;
+  json["rod_contact"] = {{"enabled", s.rod_contact.enabled},
+                         {"friction", s.rod_contact.friction},
+                         {"self", s.rod_contact.self}};
   json["total_mass"] = s.total_mass;
   json["total_length"] = s.total_length;
   json["dt"] = s.dt;

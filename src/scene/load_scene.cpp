@@ -29,7 +29,8 @@ constexpr const char* kFormat = "bristle-scene/1";
 // (scenes/bristle-scene.schema.json, docs/scene-format.md "JSON Schema"); Bristle ignores it.
 const std::vector<std::string> kSceneKeys = {"format",  "name",   "dimension", "time",
                                              "gravity", "damping", "solver",   "materials",
-                                             "rods",    "loads",   "colliders", "render",  "handles", "$schema"};
+                                             "rods",    "loads",   "colliders", "rod_contact", "render",
+                                             "handles", "$schema"};
 
 // Parses with the nesting limit of io/json_parse.hpp, before anything walks the document
 // recursively. A syntax error is reported at its line and column; a value too deep or a
@@ -135,6 +136,10 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   auto colliders = read_colliders(root.find_or_empty_array("colliders"), model.dimension);
   model.colliders = std::move(colliders.value);
   out["colliders"] = std::move(colliders.expanded);
+
+  const auto rod_contact = read_rod_contact(root.find_or_empty_object("rod_contact"));
+  model.rod_contact = rod_contact.value;
+  out["rod_contact"] = rod_contact.expanded;
 
   auto handles = read_handles(root.find_or_empty_array("handles"), model);
   scene.handles = std::move(handles.value);

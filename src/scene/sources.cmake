@@ -14,6 +14,7 @@ list(APPEND BRISTLE_SOURCES
   src/scene/read_pose.cpp
   src/scene/read_loads.cpp
   src/scene/read_colliders.cpp
+  src/scene/read_rod_contact.cpp
   src/scene/read_render.cpp
   src/scene/read_handles.cpp
   src/scene/check_finite.cpp

@@ -154,6 +154,42 @@ TEST_CASE("cli validate warns about rods that start inside each other, and still
   CHECK(none["first"].empty());
 }
 
+TEST_CASE("cli validate says whether rod contact is on, and what it does with rods that start inside each other") {
+  // Off by default: the summary says so, and the overlap warning keeps its old ending.
+  Outcome o = run({"validate", scene("hanging_bristle")});
+  CHECK(contains(o.out, "  rod contact    off (rods pass through each other)\n"));
+  auto json = nlohmann::json::parse(run({"validate", scene("hanging_bristle"), "--json"}).out);
+  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", false}, {"friction", 0.0}, {"self", true}}));
+
+  // The crossing rods of tests/cli/overlap/ with rod contact on: the warning says the pairs that
+  // start inside each other stay unconstrained until they separate.
+  std::ifstream in(std::string(test::kTestsDir) + "/cli/overlap/crossing_rods.json");
+  nlohmann::json crossing = nlohmann::json::parse(in);
+  crossing["rod_contact"] = {{"enabled", true}, {"friction", 0.3}, {"self", false}};
+  test::TempFolder folder("cli-validate-rod-contact");
+  const std::string path = folder / "crossing_rods.json";
+  std::ofstream(path) << crossing.dump(1);
+  o = run({"validate", path});
+  CHECK(o.code == 0);
+  CHECK(contains(o.out, "  rod contact    on, friction 0.3, self-contact off (segments of one rod pass through each other)\n"));
+  CHECK(o.err == "warning: " + path +
+                     ": 2 overlapping segment pairs between 1 pair of rods at the initial positions: the rods start"
+                     " inside each other, and rod contact leaves pairs that start inside each other unconstrained"
+                     " until they separate\n"
+                     "warning:   \"under\" segment 4 and \"over\" segment 4: 5e-05 m deep, 0.5 of the smaller radius\n"
+                     "warning:   \"under\" segment 4 and \"over\" segment 5: 5e-05 m deep, 0.5 of the smaller radius\n");
+  json = nlohmann::json::parse(run({"validate", path, "--json"}).out);
+  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", true}, {"friction", 0.3}, {"self", false}}));
+  CHECK(json["overlaps"]["segment_pairs"] == 2);
+
+  // The shorthand, with self-contact on by default.
+  crossing["rod_contact"] = true;
+  std::ofstream(path) << crossing.dump(1);
+  o = run({"validate", path});
+  CHECK(contains(o.out, "  rod contact    on, friction 0, self-contact on\n"));
+  CHECK(contains(o.err, "rod contact leaves pairs that start inside each other unconstrained until they separate\n"));
+}
+
 TEST_CASE("cli run refuses bad scenes and non-empty folders without writing") {
   test::TempFolder folder("cli-run");
   const std::string bad = folder / "bad.json";

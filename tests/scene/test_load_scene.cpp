@@ -536,3 +536,60 @@ TEST_CASE("scene: cross-sections, rest twist and twist_fixed") {
   CHECK_NOTHROW(load_scene_from_string(head + R"({ "material": { "density": 1, "cross_section": { "type": "rectangle",
       "width": 0.001, "thickness": 0.001 }, "youngs_modulus": 1 }, )" + v + "}] }", "square.json"));
 }
+
+TEST_CASE("scene: rod_contact, its defaults, its shorthand and each key, in 2D and 3D") {
+  // A scene with `rod_contact` set to `value` (JSON text), or without the key when empty.
+  auto load = [](const std::string& value, int dimension = 3) {
+    const std::string rod = dimension == 3 ? R"([[0, 0, 0], [1, 0, 0], [1, 1, 0]])" : R"([[0, 0], [1, 0], [1, 1]])";
+    return load_scene_from_string(R"({ "format": "bristle-scene/1", "dimension": )" + std::to_string(dimension) +
+                                      R"(, "time": { "dt": 0.01, "duration": 1 },
+      "rods": [ { "material": { "density": 1, "radius": 0.1, "youngs_modulus": 1 }, "vertices": )" +
+                                      rod + " } ]" + (value.empty() ? "" : R"(, "rod_contact": )" + value) + " }",
+                                  "scene.json");
+  };
+  auto expanded = [](bool enabled, double friction, bool self) {
+    return nlohmann::json{{"enabled", enabled}, {"friction", friction}, {"self", self}};
+  };
+  auto check = [](const RodContactSettings& s, bool enabled, double friction, bool self) {
+    CHECK(s.enabled == enabled);
+    CHECK(s.friction == friction);
+    CHECK(s.self == self);
+  };
+
+  SUBCASE("absent: off, no friction, self-contact on; the expanded scene says so") {
+    const Scene scene = load("");
+    check(scene.model.rod_contact, false, 0.0, true);
+    CHECK(scene.expanded["rod_contact"] == expanded(false, 0.0, true));
+  }
+  SUBCASE("an empty object reads as absent") {
+    const Scene scene = load("{}");
+    check(scene.model.rod_contact, false, 0.0, true);
+    CHECK(scene.expanded == load("").expanded);
+  }
+  SUBCASE("the shorthand true and false") {
+    check(load("true").model.rod_contact, true, 0.0, true);
+    check(load("false").model.rod_contact, false, 0.0, true);
+    CHECK(load("true").expanded["rod_contact"] == expanded(true, 0.0, true));
+    CHECK(load("true").expanded["rod_contact"] == load(R"({"enabled": true})").expanded["rod_contact"]);
+  }
+  SUBCASE("each key is read on its own") {
+    check(load(R"({"enabled": true})").model.rod_contact, true, 0.0, true);
+    check(load(R"({"enabled": false})").model.rod_contact, false, 0.0, true);
+    check(load(R"({"friction": 0.35})").model.rod_contact, false, 0.35, true);
+    check(load(R"({"self": false})").model.rod_contact, false, 0.0, false);
+    check(load(R"({"enabled": true, "friction": 2, "self": false})").model.rod_contact, true, 2.0, false);
+    check(load(R"({"friction": 0})").model.rod_contact, false, 0.0, true);  // the bound is allowed
+  }
+  SUBCASE("allowed in 2D as in 3D") {
+    const Scene scene = load(R"({"enabled": true, "friction": 0.5, "self": false})", 2);
+    check(scene.model.rod_contact, true, 0.5, false);
+    CHECK(scene.expanded["rod_contact"] == expanded(true, 0.5, false));
+  }
+  SUBCASE("the expanded scene reloads to the same settings") {
+    const Scene scene = load(R"({"enabled": true, "friction": 0.1})");
+    const Scene again = load_scene_from_string(scene.expanded.dump(), "expanded.json");
+    check(again.model.rod_contact, true, 0.1, true);
+    CHECK(again.expanded == scene.expanded);
+  }
+  // Refusals (each key's type, friction < 0, a misspelt key): tests/scene/test_scene_validation.cpp.
+}

@@ -154,6 +154,21 @@ const Malformed kMalformed3d[] = {
      "positive half extents"},
     {"box rotation without axis", erase("/colliders/3/rotation", "axis"), "/colliders/3/rotation/axis",
      "missing required key \"axis\""},
+    {"rod_contact neither object nor boolean", set("/rod_contact", "on"), "/rod_contact",
+     "expected true, false or an object with \"enabled\", \"friction\" and \"self\", found \"on\""},
+    {"rod_contact a number", set("/rod_contact", 1), "/rod_contact", "expected true, false or an object"},
+    {"rod_contact enabled as text", set("/rod_contact", {{"enabled", "true"}}), "/rod_contact/enabled",
+     "expected true or false, found \"true\""},
+    {"rod_contact negative friction", set("/rod_contact", {{"enabled", true}, {"friction", -0.2}}),
+     "/rod_contact/friction", "expected a number >= 0, found -0.2"},
+    {"rod_contact friction as text", set("/rod_contact", {{"friction", "0.3"}}), "/rod_contact/friction",
+     "expected a number >= 0, found \"0.3\""},
+    {"rod_contact self a number", set("/rod_contact", {{"self", 0}}), "/rod_contact/self",
+     "expected true or false, found 0"},
+    {"rod_contact key typo", set("/rod_contact", {{"enabled", true}, {"frction", 0.3}}), "/rod_contact/frction",
+     "unknown key \"frction\"; did you mean \"friction\"?"},
+    {"rod_contact key of a collider", set("/rod_contact", {{"radius", 0.001}}), "/rod_contact/radius",
+     "expected \"enabled\", \"friction\" or \"self\""},
 };
 
 }  // namespace

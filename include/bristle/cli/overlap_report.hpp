@@ -1,7 +1,8 @@
 #pragma once
 /// What `bristle validate` says about rods that start inside each other
-/// (contact/rod_overlaps.hpp): a warning, since such a scene still runs (rod-rod contact is
-/// not simulated yet, so nothing pushes the rods apart).
+/// (contact/rod_overlaps.hpp): a warning, since such a scene still runs (without `rod_contact`
+/// nothing pushes the rods apart; with it, pairs that start inside each other are left
+/// unconstrained until they separate, and the warning says which of the two applies).
 
 #include <string>
 #include <vector>

@@ -31,6 +31,7 @@ struct SceneSummary {
   int free_dofs = 0;
   int loads = 0;
   int colliders = 0;
+  RodContactSettings rod_contact;  ///< the scene's `rod_contact`
   double total_mass = 0.0;    ///< [kg]
   double total_length = 0.0;  ///< sum of rest lengths [m]
   double dt = 0.0, frame_dt = 0.0, duration = 0.0;  ///< [s]

@@ -104,6 +104,11 @@ ReadResult<std::vector<PointLoad>> read_loads(const JsonValue& value, const Mode
 /// `colliders`: planes, spheres, capsules and boxes.
 ReadResult<std::vector<Collider>> read_colliders(const JsonValue& value, int dimension);
 
+/// `rod_contact` (src/scene/read_rod_contact.cpp): {"enabled" (default false), "friction"
+/// (>= 0, default 0), "self" (default true)}, or the shorthand true | false for {"enabled": b}.
+/// Allowed in 2D and 3D.
+ReadResult<RodContactSettings> read_rod_contact(const JsonValue& value);
+
 /// `render`: how `bristle render` draws the frames (docs/rendering.md). Validated like every
 /// block; returned with vectors in the scene's dimension and directions normalised, nothing
 /// defaulted (the renderer fits what is missing to the frames).
