@@ -10,7 +10,9 @@ double capsule_time_of_impact(const Vec3& p0, const Vec3& p1, const Vec3& q0, co
                               const Vec3& dp1, const Vec3& dq0, const Vec3& dq1, double reach, double keep) {
   // Past this many advances the motion is taken only as far as it got (still safe): a pair
   // grazing at a tiny gap while moving fast would otherwise creep in ever smaller advances.
-  constexpr int kMaxAdvances = 200;
+  // (A pair sliding along at a gap g advances by about g / slide per round: 1000 rounds cover
+  // a slide of 1000 gaps.)
+  constexpr int kMaxAdvances = 1000;
   const Vec3 mean = 0.25 * (dp0 + dp1 + dq0 + dq1);
   const Vec3 a0 = dp0 - mean, a1 = dp1 - mean, b0 = dq0 - mean, b1 = dq1 - mean;
   const double speed = std::max(a0.norm(), a1.norm()) + std::max(b0.norm(), b1.norm());

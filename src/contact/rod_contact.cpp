@@ -161,9 +161,35 @@ bool RodContact::excluded(const Segment& a, const Segment& b) const {
 }
 
 const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to) {
-  pairs_.clear();
-  overlapping_ = 0;
-  if (!enabled_) return pairs_;
+  collect(x_from, x_to, pairs_, overlapping_);
+  return pairs_;
+}
+
+double RodContact::energy(const VecX& x) const {
+  std::vector<RodContactPair> pairs;
+  int overlapping = 0;
+  collect(x, x, pairs, overlapping);
+  double sum = 0.0;
+  for (const RodContactPair& pair : pairs) {
+    const auto& d = pair.dofs;
+    if (dimension_ == 2) {
+      Vec<8> local;
+      for (int k = 0; k < 4; ++k) local.segment<2>(2 * k) = x.segment<2>(d[k]);
+      sum += rod_contact_energy<2>(local, pair.constants);
+    } else {
+      Vec<12> local;
+      for (int k = 0; k < 4; ++k) local.segment<3>(3 * k) = x.segment<3>(d[k]);
+      sum += rod_contact_energy<3>(local, pair.constants);
+    }
+  }
+  return sum;
+}
+
+void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs,
+                         int& overlapping) const {
+  pairs.clear();
+  overlapping = 0;
+  if (!enabled_) return;
   std::vector<Box> boxes(segments_.size());
   for (std::size_t k = 0; k < segments_.size(); ++k) {
     const Segment& s = segments_[k];
@@ -184,7 +210,7 @@ const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, co
         segment_distance(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0), point(x_from, b.dof1))
             .distance;
     if (!(distance > reach)) {
-      ++overlapping_;
+      ++overlapping;
       continue;
     }
     RodContactPair pair;
@@ -197,12 +223,11 @@ const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, co
     // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
     const double mean_mass = 0.25 * (a.mass + b.mass);
     pair.constants.stiffness = mean_mass * acceleration / (1.1931471805599453 * pair.constants.gap_hat);
-    pairs_.push_back(pair);
+    pairs.push_back(pair);
   }
-  return pairs_;
 }
 
-double RodContact::max_step(const VecX& x_from, const VecX& x_to) const {
+double RodContact::max_step(const VecX& x_from, const VecX& x_to, double keep) const {
   const int count = static_cast<int>(pairs_.size());
   double step = 1.0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1 && count > 64) reduction(min : step)
@@ -211,7 +236,7 @@ double RodContact::max_step(const VecX& x_from, const VecX& x_to) const {
     const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
     step = std::min(step, capsule_time_of_impact(p0, p1, q0, q1, point(x_to, d[0]) - p0, point(x_to, d[1]) - p1,
                                                  point(x_to, d[2]) - q0, point(x_to, d[3]) - q1,
-                                                 pairs_[k].constants.reach));
+                                                 pairs_[k].constants.reach, keep));
   }
   return step;
 }

@@ -29,10 +29,12 @@ double rod_contact_energy(const Vec<4 * D>& x, const RodContactConstants& c) {
 }
 
 template <int D>
-RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConstants& c, bool hessian, bool project) {
+RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConstants& c, bool hessian,
+                                     HessianProjection projection) {
   constexpr int N = 4 * D;
   RodContactLocal<D> out;
-  const SegmentDistanceSquared<D> squared = segment_distance_squared<D>(x, hessian);
+  const bool rank_one = projection == HessianProjection::GaussNewton || projection == HessianProjection::BendingModes;
+  const SegmentDistanceSquared<D> squared = segment_distance_squared<D>(x, hessian && !rank_one);
   const double d = std::sqrt(squared.value);
   out.gap = d - c.reach;
   const BarrierValue b = barrier_function(out.gap, c.gap_hat);
@@ -46,9 +48,14 @@ RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConsta
   const Vec<N> grad_d = squared.gradient / (2.0 * d);
   out.gradient = (c.stiffness * b.db) * grad_d;
   if (!hessian) return out;
+  if (rank_one) {
+    // hess d = hess D / (2 d) - grad d grad d^T / d contributes -b' / d along grad d (b' < 0).
+    out.hessian.noalias() = (c.stiffness * (b.d2b - b.db / d)) * grad_d * grad_d.transpose();
+    return out;
+  }
   const Mat<N, N> hess_d = squared.hessian / (2.0 * d) - grad_d * grad_d.transpose() / d;
   out.hessian = c.stiffness * (b.d2b * grad_d * grad_d.transpose() + b.db * hess_d);
-  if (project) {
+  if (projection == HessianProjection::Projected) {
     Eigen::SelfAdjointEigenSolver<Mat<N, N>> eigen(out.hessian);
     const Vec<N> clamped = eigen.eigenvalues().cwiseMax(0.0);
     out.hessian.noalias() = eigen.eigenvectors() * clamped.asDiagonal() * eigen.eigenvectors().transpose();
@@ -58,7 +65,7 @@ RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConsta
 
 template double rod_contact_energy<2>(const Vec<8>&, const RodContactConstants&);
 template double rod_contact_energy<3>(const Vec<12>&, const RodContactConstants&);
-template RodContactLocal<2> rod_contact_local<2>(const Vec<8>&, const RodContactConstants&, bool, bool);
-template RodContactLocal<3> rod_contact_local<3>(const Vec<12>&, const RodContactConstants&, bool, bool);
+template RodContactLocal<2> rod_contact_local<2>(const Vec<8>&, const RodContactConstants&, bool, HessianProjection);
+template RodContactLocal<3> rod_contact_local<3>(const Vec<12>&, const RodContactConstants&, bool, HessianProjection);
 
 }  // namespace bristle

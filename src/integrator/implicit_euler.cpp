@@ -85,6 +85,9 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
 
 EnergyBreakdown ImplicitEuler::energies(const State& state) const {
   EnergyBreakdown e = assembler_.potential_energies(state.positions, state.time);
+  // The barrier's pairs in the assembler are those of the last search path, not necessarily
+  // of this state's: its energy from the pairs near each other here.
+  if (rod_contact_.enabled()) e.contact = rod_contact_.energy(state.positions);
   e.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
   return e;
 }
@@ -223,7 +226,7 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
   ctx.from_guess = false;
   const double alpha = model_.damping_mass;
   if (!settings_.converged() && settings_.linearization == Linearization::Predicted && continuing && !ctx.bdf2 &&
-      !contact_.enabled() && model_.damping_stiffness == 0.0 && previous_dt_ > 0.0) {
+      !contact_.enabled() && !barrier && model_.damping_stiffness == 0.0 && previous_dt_ > 0.0) {
     const Clock::time_point guess_start = Clock::now();
     const double h = ctx.h, ratio = h / previous_dt_;
     ctx.trial_v = v0;
@@ -502,6 +505,32 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   const double step = rod_contact_.max_step(ctx.linearization_point, ctx.trial_x);
   if (step < 1.0) ++ctx.report.ccd_limited;
   return step;
+}
+
+void ImplicitEuler::clear_path(StepContext& ctx) {
+  // Each Newton iterate was reached from the last without a touch, but the step's motion is
+  // the straight line x0 -> x1, which can cut through a rod the iterates went around (a rod
+  // rolling off another at dt = 1/24 s). CCD over that line; where it is not clear, the free
+  // vertices go the clear fraction of the way (fixed ones keep their prescribed end), which
+  // ends apart, and the step is counted as unconverged.
+  const VecX& x0 = *ctx.x0;
+  const Clock::time_point start = Clock::now();
+  load_contact_pairs(x0, ctx.x1);
+  constexpr double kPathKeep = 1e-3;  // end no closer than this fraction of the start gap
+  const double t = rod_contact_.max_step(x0, ctx.x1, kPathKeep);
+  if (t < 1.0) {
+    const DofLayout& layout = model_.layout;
+    const VecX& x_hat = *ctx.x_hat;
+    for (int dof = 0; dof < layout.dof_count(); ++dof)
+      if (layout.free_index(dof) >= 0) {
+        ctx.x1[dof] = x0[dof] + t * (ctx.x1[dof] - x0[dof]);
+        ctx.v[dof] = (ctx.x1[dof] - x_hat[dof]) / ctx.h;
+      }
+    ctx.end_energies_known = false;
+    ctx.report.converged = false;
+    ++ctx.report.ccd_limited;
+  }
+  ctx.report.assembly_seconds += seconds_since(start);
 }
 
 void ImplicitEuler::line_search(StepContext& ctx) {
@@ -960,6 +989,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   }
   const bool ok = settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
+    if (rod_contact_.enabled()) clear_path(ctx);
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
     commit(state, ctx);
     if (rod_contact_.enabled()) {

@@ -68,7 +68,11 @@ class RodContact {
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
-  double max_step(const VecX& x_from, const VecX& x_to) const;
+  double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1) const;
+
+  /// The barrier energy of all pairs near each other at x, found afresh (the step's pairs are
+  /// those of its last search path): the energy of a state outside a step.
+  double energy(const VecX& x) const;
 
   /// Gaps of the current pairs at x.
   RodContactStats measure(const VecX& x) const;
@@ -83,6 +87,7 @@ class RodContact {
     double mass = 0.0;          // of its two vertices [kg]
   };
   Vec3 point(const VecX& x, int dof) const;
+  void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping) const;
   bool excluded(const Segment& a, const Segment& b) const;
 
   bool enabled_ = false;

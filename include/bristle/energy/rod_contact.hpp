@@ -15,9 +15,13 @@
 ///   grad E = kappa b'(g) grad d,                 grad d = grad D / (2 d),
 ///   hess E = kappa (b''(g) grad d grad d^T + b'(g) hess d),
 ///   hess d = hess D / (2 d) - grad D grad D^T / (4 d^3),   D = d^2.
-/// b' < 0 and b'' > 0, but hess d is indefinite (it is not even PSD for crossing segments),
-/// so the system gets the local Hessian projected onto the PSD cone by its eigenvalues (IPC's
-/// per-element projection); HessianProjection::Exact gets it as it is.
+/// b' < 0 and b'' > 0, but hess d is indefinite (it is not even PSD for crossing segments).
+/// HessianProjection::Exact gets it as it is; Projected, projected onto the PSD cone by its
+/// eigenvalues (IPC's per-element projection); GaussNewton and BendingModes (the default)
+/// the rank-one kappa (b'' + |b'| / d) grad d grad d^T: the stiffness along the normal, without
+/// hess D's curvature of the closest points, which grows as 1 / angle^2 between nearly
+/// parallel segments crossing at a small angle (1e11 at 1e-6 rad) and would only slow CG down
+/// (docs/contact.md, "Rod-rod contact").
 
 #include <array>
 #include <cmath>
@@ -54,9 +58,10 @@ struct RodContactConstants {
 template <int D>
 double rod_contact_energy(const Vec<4 * D>& x, const RodContactConstants& c);
 
-/// With `hessian` false the Hessian is left unset; `project` projects it onto the PSD cone.
+/// With `hessian` false the Hessian is left unset; otherwise in the given projection.
 template <int D>
-RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConstants& c, bool hessian, bool project);
+RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConstants& c, bool hessian,
+                                     HessianProjection projection);
 
 /// The rod-rod contact term for the element table: no elements of its own; the step adds the
 /// pairs near each other as coupling elements (contact/rod_contact.hpp), slots in increasing
@@ -77,8 +82,7 @@ struct RodContactTerm {
 
   template <int D, class Sink>
   static void evaluate(const Vec<4 * D>& x, const Constants& c, const LocalRequest& request, Sink&& sink) {
-    const RodContactLocal<D> local =
-        rod_contact_local<D>(x, c, request.hessian, request.projection != HessianProjection::Exact);
+    const RodContactLocal<D> local = rod_contact_local<D>(x, c, request.hessian, request.projection);
     if (request.hessian)
       sink(local.energy, local.gradient, local.hessian);
     else

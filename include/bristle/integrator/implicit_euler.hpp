@@ -276,6 +276,8 @@ class ImplicitEuler {
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
+  /// Rod-rod contact: CCD over the step's straight motion x0 -> x1, shortened where not clear.
+  void clear_path(StepContext& ctx);
 
   const Model& model_;
   SolverSettings settings_;
