@@ -93,14 +93,14 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
                                          contact_unconverged_, max_penetration_, max_penetration_fraction_);
   if (energies.has_rod_contact) {
-    // +inf (no two segments within reach since the last frame) is written as null.
-    auto finite_or_null = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); };
-    json["rod_contact"] = {{"pairs", rod_contact_last_.pairs},
-                           {"candidates", rod_contact_last_.candidates},
-                           {"overlapping", rod_contact_last_.overlapping},
-                           {"min_gap", finite_or_null(rod_min_gap_)},
-                           {"min_gap_fraction", finite_or_null(rod_min_gap_fraction_)},
-                           {"ccd_limited", ccd_limited_}};
+    nlohmann::json rod{{"pairs", rod_contact_last_.pairs},
+                       {"candidates", rod_contact_last_.candidates},
+                       {"overlapping", rod_contact_last_.overlapping},
+                       {"ccd_limited", ccd_limited_}};
+    // Only when two segments came within reach (otherwise the smallest gap is +inf).
+    if (std::isfinite(rod_min_gap_)) rod["min_gap"] = rod_min_gap_;
+    if (std::isfinite(rod_min_gap_fraction_)) rod["min_gap_fraction"] = rod_min_gap_fraction_;
+    json["rod_contact"] = std::move(rod);
   }
   *this = FrameStats();
   return json;

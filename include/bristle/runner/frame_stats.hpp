@@ -23,7 +23,7 @@ class FrameStats {
   /// contact (see contact_stats_json); with rod-rod contact, rod_contact {pairs (gap below
   /// g^ at the frame), candidates, overlapping (pairs left out: they started inside each
   /// other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
-  /// last frame, null when no two segments came near, ccd_limited (line searches CCD shortened)}.
+  /// last frame, absent when no two segments came near, ccd_limited (line searches CCD shortened)}.
   nlohmann::json take(const EnergyBreakdown& energies);
 
  private:
