@@ -241,6 +241,22 @@ double RodContact::max_step(const VecX& x_from, const VecX& x_to, double keep) c
   return step;
 }
 
+double RodContact::max_step_reversed(const VecX& x_from, const VecX& x_to, double keep) const {
+  double step = 1.0;
+  for (const RodContactPair& pair : pairs_) {
+    const auto& d = pair.dofs;
+    const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
+    const Vec3 r0 = point(x_to, d[0]), r1 = point(x_to, d[1]), s0 = point(x_to, d[2]), s1 = point(x_to, d[3]);
+    const SegmentDistance a = segment_distance(p0, p1, q0, q1), b = segment_distance(r0, r1, s0, s1);
+    const Vec3 before = (p0 + a.s * (p1 - p0)) - (q0 + a.t * (q1 - q0));
+    const Vec3 after = (r0 + b.s * (r1 - r0)) - (s0 + b.t * (s1 - s0));
+    if (before.dot(after) >= 0.0) continue;
+    step = std::min(step, capsule_time_of_impact(p0, p1, q0, q1, r0 - p0, r1 - p1, s0 - q0, s1 - q1,
+                                                 pair.constants.reach, keep));
+  }
+  return step;
+}
+
 RodContactStats RodContact::measure(const VecX& x) const {
   RodContactStats stats;
   stats.candidates = static_cast<int>(pairs_.size());

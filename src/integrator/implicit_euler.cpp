@@ -510,14 +510,16 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
 void ImplicitEuler::clear_path(StepContext& ctx) {
   // Each Newton iterate was reached from the last without a touch, but the step's motion is
   // the straight line x0 -> x1, which can cut through a rod the iterates went around (a rod
-  // rolling off another at dt = 1/24 s). CCD over that line; where it is not clear, the free
-  // vertices go the clear fraction of the way (fixed ones keep their prescribed end), which
-  // ends apart, and the step is counted as unconverged.
+  // rolling off another at dt = 1/24 s). CCD over that line for the pairs whose order swaps
+  // (their closest-point direction reverses, as it does for a pair that passed through the
+  // other; CCD's bound would only creep on pairs sliding at a tiny gap). Where it is not
+  // clear, the free vertices go the clear fraction of the way (fixed ones keep their
+  // prescribed end), which ends apart, and the step is counted as unconverged.
   const VecX& x0 = *ctx.x0;
   const Clock::time_point start = Clock::now();
   load_contact_pairs(x0, ctx.x1);
   constexpr double kPathKeep = 1e-3;  // end no closer than this fraction of the start gap
-  const double t = rod_contact_.max_step(x0, ctx.x1, kPathKeep);
+  const double t = rod_contact_.max_step_reversed(x0, ctx.x1, kPathKeep);
   if (t < 1.0) {
     const DofLayout& layout = model_.layout;
     const VecX& x_hat = *ctx.x_hat;

@@ -70,6 +70,11 @@ class RodContact {
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
   double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1) const;
 
+  /// max_step over only the pairs whose closest-point direction P(s) - Q(t) reverses between
+  /// x_from and x_to (their order swaps: one passed through, or around, the other). Pairs
+  /// sliding along each other keep it and are left alone, where CCD's bound would creep.
+  double max_step_reversed(const VecX& x_from, const VecX& x_to, double keep) const;
+
   /// The barrier energy of all pairs near each other at x, found afresh (the step's pairs are
   /// those of its last search path): the energy of a state outside a step.
   double energy(const VecX& x) const;
