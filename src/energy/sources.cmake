@@ -5,4 +5,5 @@ list(APPEND BRISTLE_SOURCES
   src/energy/material_bend.cpp
   src/energy/twist.cpp
   src/energy/discrete_elastic_rod.cpp
-  src/energy/rod_contact.cpp)
+  src/energy/rod_contact.cpp
+  src/energy/rod_friction.cpp)

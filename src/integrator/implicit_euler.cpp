@@ -15,6 +15,16 @@ constexpr int kParallelDofs = 20000;
 constexpr int kContactIterations = 8;
 // Newton iterations past convergence spent on a step that still gains energy before it is split.
 constexpr int kEnergyRetries = 3;
+// Friction between rods: a contact slipping slower than eps_v = kStickingSpeedFraction g_e h
+// counts as sticking (IPC's smoothing, docs/contact.md "Friction between rods"), g_e =
+// max(|g|, kMinimumAcceleration). Then h^2 times the sticking stiffness is
+// 2 mu lambda / (kStickingSpeedFraction g_e): relative to the mass lambda / g_e a contact
+// carries, 2000 mu at every step size.
+constexpr double kStickingSpeedFraction = 1e-3;
+constexpr double kMinimumAcceleration = 1.0;  // [m/s^2], as the barrier's (contact/rod_contact.cpp)
+// Friction between rods: Newton is converged only once its last correction changed no
+// contact's friction force by more than this fraction of mu lambda (friction_converged()).
+constexpr double kFrictionForceTolerance = 1e-2;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -238,9 +248,9 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
       ctx.mass_dv = mass_.cwiseProduct(ctx.trial_v - v0);
       const double phi_guess = 0.5 * (ctx.trial_v - v0).dot(ctx.mass_dv) +
                                0.5 * h * alpha * ctx.trial_v.dot(mass_.cwiseProduct(ctx.trial_v)) +
-                               assembler_.potential_energies(ctx.trial_x, ctx.t1).potential();
+                               assembler_.potential_energies(ctx.trial_x, ctx.t1).incremental();
       const double phi_start =
-          0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) + assembler_.potential_energies(ctx.w, ctx.t1).potential();
+          0.5 * h * alpha * v0.dot(mass_.cwiseProduct(v0)) + assembler_.potential_energies(ctx.w, ctx.t1).incremental();
       if (phi_guess <= phi_start) {
         v = ctx.trial_v;
         ctx.from_guess = true;
@@ -469,7 +479,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
     if (assembler_.find_collapsed_edge(ctx.trial_x) < 0) {
       const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
       const double change = step * (linear_mass + linear_damping) +
-                             step * step * (quadratic_mass + quadratic_damping) + (e.potential() - potential_at_v);
+                             step * step * (quadratic_mass + quadratic_damping) + (e.incremental() - potential_at_v);
       // U is a sum of terms far larger than its change near convergence: a change within
       // round-off of them counts as no increase.
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
@@ -481,6 +491,72 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
   }
   ++ctx.report.line_search_failures;
   return {1.0, false, EnergyBreakdown{}, false};
+}
+
+namespace {
+template <int D>
+void add_friction_elements(const std::vector<RodContactPair>& pairs, const VecX& x0, double mu, double slip,
+                           ElementTable<RodFrictionTerm>& table) {
+  for (const RodContactPair& pair : pairs) {
+    Vec<4 * D> x;
+    for (int k = 0; k < 4; ++k) x.template segment<D>(k * D) = x0.template segment<D>(pair.dofs[k]);
+    if (const auto element = lag_rod_friction<D>(x, pair.constants, mu, slip)) table.add_coupling(pair.dofs, *element);
+  }
+}
+/// The largest change of a friction element's force on its first segment (the gradient's
+/// slots 0 + 1: W's weights there sum to 1) from x_before to x_before + h dv, over mu lambda.
+template <int D>
+double largest_friction_change(const ElementTable<RodFrictionTerm>& table, const VecX& x_hat, const VecX& v,
+                               const VecX& dv, double h, double step) {
+  double largest = 0.0;
+  for (int k = 0; k < table.coupling_size(); ++k) {
+    const auto& dofs = table.coupling_dofs(k);
+    const RodFrictionConstants& c = table.coupling_constants(k);
+    Vec<4 * D> before, after;
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < D; ++i) {
+        const int dof = dofs[a] + i;
+        before[a * D + i] = x_hat[dof] + h * (v[dof] - step * dv[dof]);
+        after[a * D + i] = before[a * D + i] + h * dv[dof];
+      }
+    const Vec<4 * D> g0 = rod_friction_local<D>(before, c, false).gradient;
+    const Vec<4 * D> g1 = rod_friction_local<D>(after, c, false).gradient;
+    const Vec<D> change = (g1.template head<D>() + g1.template segment<D>(D)) -
+                          (g0.template head<D>() + g0.template segment<D>(D));
+    if (c.force > 0.0) largest = std::max(largest, change.norm() / c.force);
+  }
+  return largest;
+}
+}  // namespace
+
+bool ImplicitEuler::friction_converged(const StepContext& ctx) const {
+  const auto& table = std::get<ElementTable<RodFrictionTerm>>(assembler_.terms());
+  if (table.coupling_size() == 0) return true;
+  const double change =
+      model_.dimension == 2
+          ? largest_friction_change<2>(table, *ctx.x_hat, ctx.v, ctx.dv, ctx.h, ctx.step_length)
+          : largest_friction_change<3>(table, *ctx.x_hat, ctx.v, ctx.dv, ctx.h, ctx.step_length);
+  return change <= kFrictionForceTolerance;
+}
+
+void ImplicitEuler::lag_friction(StepContext& ctx) {
+  ElementTable<RodFrictionTerm>& table = assembler_.table<RodFrictionTerm>();
+  table.clear_coupling();
+  const double mu = model_.rod_contact.friction;
+  if (!rod_contact_.enabled() || !(mu > 0.0)) return;
+  const Clock::time_point start = Clock::now();
+  // The pairs near each other at x0 (the barrier's own list, which the step's first assembly
+  // rebuilds); those within g^ get an element. Sorted pairs, serial loop: the same elements
+  // in the same order for every thread count.
+  const VecX& x0 = *ctx.x0;
+  const double acceleration = std::max(model_.gravity.head(model_.dimension).norm(), kMinimumAcceleration);
+  const double slip = kStickingSpeedFraction * acceleration * ctx.h * ctx.h;  // e = eps_v h
+  const std::vector<RodContactPair>& pairs = rod_contact_.find_pairs(x0, x0);
+  if (model_.dimension == 2)
+    add_friction_elements<2>(pairs, x0, mu, slip, table);
+  else
+    add_friction_elements<3>(pairs, x0, mu, slip, table);
+  ctx.report.assembly_seconds += seconds_since(start);
 }
 
 void ImplicitEuler::load_contact_pairs(const VecX& x_from, const VecX& x_to) {
@@ -555,12 +631,13 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   }
   if (settings_.line_search && !in_contact && max_step > 0.0) {
     const Clock::time_point search_start = Clock::now();
-    double potential_at_v = ctx.potential_at_lin.potential();  // x_lin = x^ + h v, unless at the start
+    // Phi's potential part: with friction between rods, the lagged friction potential too.
+    double potential_at_v = ctx.potential_at_lin.incremental();  // x_lin = x^ + h v, unless at the start
     bool searchable = true;
     if (ctx.at_start) {
       ctx.trial_x = *ctx.x_hat + h * ctx.v;
       searchable = assembler_.find_collapsed_edge(ctx.trial_x) < 0;
-      if (searchable) potential_at_v = assembler_.potential_energies(ctx.trial_x, ctx.t1).potential();
+      if (searchable) potential_at_v = assembler_.potential_energies(ctx.trial_x, ctx.t1).incremental();
     }
     if (searchable) {
       // K v = product / (h^2 + h beta) at the start (w = (h^2 + h beta) v^), product / (h beta) after.
@@ -597,7 +674,7 @@ void ImplicitEuler::projected_line_search(StepContext& ctx) {
   const Clock::time_point start = Clock::now();
   const VecX& x_hat = *ctx.x_hat;
   const double h = ctx.h;
-  const double phi_current = phi_quadratic(ctx, ctx.v) + ctx.potential_at_lin.potential();
+  const double phi_current = phi_quadratic(ctx, ctx.v) + ctx.potential_at_lin.incremental();
   constexpr int kMaxHalvings = 6;
   double s = 1.0;
   ctx.end_energies_known = false;
@@ -611,7 +688,7 @@ void ImplicitEuler::projected_line_search(StepContext& ctx) {
       for (int dof = 0; dof < layout.dof_count(); ++dof)
         if (layout.free_index(dof) >= 0) ctx.trial_v[dof] = (ctx.trial_x[dof] - x_hat[dof]) / h;
       const EnergyBreakdown e = assembler_.potential_energies(ctx.trial_x, ctx.t1);
-      const double phi = phi_quadratic(ctx, ctx.trial_v) + e.potential();
+      const double phi = phi_quadratic(ctx, ctx.trial_v) + e.incremental();
       const double noise = 64.0 * std::numeric_limits<double>::epsilon() *
                            (e.potential_magnitude() + std::abs(phi_current));
       if (phi <= phi_current + noise) {
@@ -871,7 +948,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     ctx.contact_guess_v = ctx.v;  // the single solve's answer, the fallback below
     // Rod contact alone: a first Newton step taken whole and already below the tolerance is
     // converged (a rod at rest stays so in one solve).
-    if (barrier && !contact) converged = ctx.step_length == 1.0 && ctx.report.correction <= settings_.tolerance;
+    if (barrier && !contact)
+      converged = ctx.step_length == 1.0 && ctx.report.correction <= settings_.tolerance && friction_converged(ctx);
   }
   // Newton from the guess, until its correction is below the tolerance; and where the step
   // would gain energy, on until the energy test passes too (converged backward Euler did not
@@ -926,7 +1004,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     }
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     const bool was_converged = converged;
-    converged = ctx.report.correction <= settings_.tolerance;
+    converged = ctx.report.correction <= settings_.tolerance && friction_converged(ctx);
     // A line search that took nothing leaves the iterate where it was: the next iteration
     // would repeat it. So would more iterations at a converged iterate that still gains
     // energy, beyond a few. Split at once instead.
@@ -980,6 +1058,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   if (!start_ok_) return ctx.report;
   solver_.preconditioner().reset_applications();
   predict(ctx, allow_bdf2);
+  lag_friction(ctx);
   if (contact_.enabled()) contact_.begin_step();
   if (settings_.converged()) {
     // The energy at the start: where the last step ended, else evaluated.
@@ -1009,6 +1088,9 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   } else {
     ctx.report.ok = false;
   }
+  // This step's friction elements are lagged at its start: no later step or energy
+  // evaluation may see them (the next attempt lags its own).
+  assembler_.table<RodFrictionTerm>().clear_coupling();
   finish_report(state, ctx);
   return ctx.report;
 }

@@ -10,4 +10,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   contact/test_scene_handles.cpp
   contact/test_contact_regressions.cpp
   contact/test_pivot_friction.cpp
-  contact/test_rod_contact.cpp)
+  contact/test_rod_contact.cpp
+  contact/test_rod_friction.cpp)

@@ -34,7 +34,7 @@ enum class HessianProjection {
 };
 
 /// The entry of the energy breakdown a term adds to.
-enum class EnergyTerm { Stretch, Bend, Twist, Contact };
+enum class EnergyTerm { Stretch, Bend, Twist, Contact, Friction };
 
 /// The breakdown entries a term's energy adds to, in the order of its energy values.
 template <class Term, class = void>

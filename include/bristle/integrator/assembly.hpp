@@ -33,6 +33,7 @@
 #include "bristle/energy/discrete_elastic_rod.hpp"
 #include "bristle/energy/element.hpp"
 #include "bristle/energy/rod_contact.hpp"
+#include "bristle/energy/rod_friction.hpp"
 #include "bristle/energy/stretch.hpp"
 #include "bristle/integrator/element_table.hpp"
 #include "bristle/math/band_storage.hpp"
@@ -64,21 +65,30 @@ struct EnergyBreakdown {
   double contact = 0.0;
   /// Whether the model has rod-rod contact: frames then report `contact`.
   bool has_rod_contact = false;
+  /// The lagged friction potential between rods (energy/rod_friction.hpp) [J]: zero at the
+  /// step's start, growing with slip over the step. Not an energy of the state (friction only
+  /// dissipates), so not in potential() or total() (the energy test's and the frames'); the
+  /// line search minimises incremental() = potential() + friction, Phi's potential part.
+  double friction = 0.0;
 
   double& of(EnergyTerm term) {
     switch (term) {
       case EnergyTerm::Stretch: return stretch;
       case EnergyTerm::Bend: return bend;
       case EnergyTerm::Twist: return twist;
+      case EnergyTerm::Friction: return friction;
       case EnergyTerm::Contact: break;
     }
     return contact;
   }
   double elastic() const { return stretch + bend + twist; }
   double potential() const { return elastic() + gravity + load + contact; }
+  /// The potential part of the incremental potential Phi that Newton's line search descends on.
+  double incremental() const { return potential() + friction; }
   /// The sum of the magnitudes of the potential's parts: the scale of its round-off.
   double potential_magnitude() const {
-    return std::abs(stretch) + std::abs(bend) + std::abs(twist) + std::abs(gravity) + std::abs(load) + std::abs(contact);
+    return std::abs(stretch) + std::abs(bend) + std::abs(twist) + std::abs(gravity) + std::abs(load) + std::abs(contact) +
+           std::abs(friction);
   }
   double total() const { return kinetic + potential(); }
 };
@@ -142,9 +152,10 @@ class SystemAssembler {
 
   /// The energy terms, in assembly order (the order sums are formed in). Rods without twist
   /// bend by BendTerm (turning angles); rods with twist (3D) bend and twist by BendTwistTerm.
-  /// RodContactTerm has coupling elements only, added by the step (contact/rod_contact.hpp).
+  /// RodContactTerm has coupling elements only, added by the step (contact/rod_contact.hpp);
+  /// so has RodFrictionTerm, added once per step at its start (ImplicitEuler::lag_friction).
   using Terms = std::tuple<ElementTable<StretchTerm>, ElementTable<BendTerm>, ElementTable<BendTwistTerm>,
-                           ElementTable<RodContactTerm>>;
+                           ElementTable<RodContactTerm>, ElementTable<RodFrictionTerm>>;
   const Terms& terms() const { return terms_; }
 
   /// The "transport frames" stage: commits every element's state at positions x (the

@@ -375,6 +375,7 @@ class ElementTable {
   }
   int coupling_size() const { return static_cast<int>(coupling_dofs_.size()); }
   const Slots& coupling_dofs(int element) const { return coupling_dofs_[element]; }
+  const Constants& coupling_constants(int element) const { return coupling_constants_[element]; }
 
   /// The coupling elements' energy, summed in element order; kept for last_coupling_energy().
   template <int D>

@@ -45,7 +45,7 @@
 /// only free DOFs enter the solve.
 ///
 /// The step is a pipeline of named stages over one StepContext (Box2D's solver stages are the
-/// model): check start -> predict -> [assemble -> solve -> line search]* -> length correction
+/// model): check start -> predict -> lag friction -> [assemble -> solve -> line search]* -> length correction
 /// -> convergence test -> energy test -> commit -> report. Each stage is a public member a test
 /// can call on a prepared context. A step never throws and never exits; a failure is described
 /// in the report and leaves the state as it was.
@@ -214,6 +214,11 @@ class ImplicitEuler {
   /// Predict: the scheme (BDF2 when the last step was its predecessor with the same dt), x^,
   /// v^, h, and the first iterate v (v^ on free DOFs; Linearization::Predicted's guess).
   void predict(StepContext& ctx, bool allow_bdf2);
+  /// Lag friction (rod-rod contact with rod_contact.friction > 0): one friction element
+  /// (energy/rod_friction.hpp) per barrier pair within g^ at x0, with the normal force, the
+  /// closest points and the tangent plane there, kept for all Newton iterations of the step
+  /// (docs/contact.md, "Friction between rods"). Replaces the last step's elements.
+  void lag_friction(StepContext& ctx);
   /// Assemble at ctx.x_lin: gradient, the system J and right-hand side -r on the free DOFs,
   /// and (without contact) each rod's block solved in place into ctx.guess.
   bool assemble(StepContext& ctx);
@@ -261,6 +266,11 @@ class ImplicitEuler {
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
   HessianProjection system_projection() const;
   double phi_quadratic(const StepContext& ctx, const VecX& v) const;
+  /// Friction between rods: whether the last Newton correction (whole, ctx.dv) changed no
+  /// contact's friction force by more than a fraction of its bound mu lambda. The correction's
+  /// size alone does not say: a sticking contact's stiffness 2 mu lambda / e keeps Newton's
+  /// steps as small as e while the contact is still being pulled out of sticking.
+  bool friction_converged(const StepContext& ctx) const;
 
   /// The accepted fraction of ctx.dv, and the potential energies at the point it leads to.
   struct LineSearch {
