@@ -270,6 +270,9 @@ class ImplicitEuler {
   /// contact's friction force by more than a fraction of its bound mu lambda. The correction's
   /// size alone does not say: a sticking contact's stiffness 2 mu lambda / e keeps Newton's
   /// steps as small as e while the contact is still being pulled out of sticking.
+  /// The converged solver's tolerance for this step: `tolerance`, tighter with friction
+  /// between rods.
+  double step_tolerance() const;
   bool friction_converged(const StepContext& ctx) const;
 
   /// The accepted fraction of ctx.dv, and the potential energies at the point it leads to.
