@@ -14,13 +14,13 @@
 
 #include "bristle/contact/capsule_ccd.hpp"
 #include "bristle/contact/segment_distance.hpp"
+#include "bristle/contact/uniform_grid.hpp"
 
 namespace bristle {
 namespace {
 
 constexpr double kHalfPi = 1.57079632679489661923;
-// 21 bits per axis in a 64-bit cell key; cells beyond are clamped (still conservative).
-constexpr std::int64_t kMaxCell = (std::int64_t{1} << 21) - 1;
+constexpr std::int64_t kMaxCell = UniformGrid::kMaxCell;
 constexpr std::int64_t kMaxCellsPerSegment = 64;
 // The barrier's force scale where gravity is weak or absent [m/s^2].
 constexpr double kMinimumAcceleration = 1.0;
@@ -33,22 +33,6 @@ bool overlap(const Box& a, const Box& b) {
   return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
 }
 
-struct Grid {
-  Vec3 origin = Vec3::Zero();
-  double size = 1.0;
-  std::array<std::int64_t, 3> cell(const Vec3& x) const {
-    std::array<std::int64_t, 3> c{};
-    for (int k = 0; k < 3; ++k) {
-      const double u = (x[k] - origin[k]) / size;
-      c[k] = u >= 0.0 ? static_cast<std::int64_t>(std::min(std::floor(u), static_cast<double>(kMaxCell))) : 0;
-    }
-    return c;
-  }
-  static std::uint64_t key(const std::array<std::int64_t, 3>& c) {
-    return (static_cast<std::uint64_t>(c[0]) << 42) | (static_cast<std::uint64_t>(c[1]) << 21) |
-           static_cast<std::uint64_t>(c[2]);
-  }
-};
 
 /// Pairs (i < j) of boxes that overlap, each once, sorted; `skip(i, j)` drops pairs early.
 template <class Skip>
@@ -56,7 +40,7 @@ std::vector<std::pair<int, int>> overlapping_boxes(const std::vector<Box>& boxes
   std::vector<std::pair<int, int>> pairs;
   const int n = static_cast<int>(boxes.size());
   if (n < 2) return pairs;
-  Grid grid;
+  UniformGrid grid;
   Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
   double sides = 0.0;
   for (const Box& b : boxes) {
@@ -80,7 +64,7 @@ std::vector<std::pair<int, int>> overlapping_boxes(const std::vector<Box>& boxes
     }
     for (std::int64_t x = a[0]; x <= b[0]; ++x)
       for (std::int64_t y = a[1]; y <= b[1]; ++y)
-        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(Grid::key({x, y, z}), i);
+        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
   }
   std::sort(entries.begin(), entries.end());
   std::vector<std::size_t> runs;  // starts of runs of one cell, and the end
@@ -103,7 +87,7 @@ std::vector<std::pair<int, int>> overlapping_boxes(const std::vector<Box>& boxes
         int i = entries[a].second, j = entries[b].second;
         if (j < i) std::swap(i, j);
         if (!overlap(boxes[i], boxes[j]) || skip(i, j)) continue;
-        if (Grid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[runs[r]].first) continue;
+        if (UniformGrid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[runs[r]].first) continue;
         out.emplace_back(i, j);
       }
   }

@@ -24,13 +24,12 @@
 #include <utility>
 
 #include "bristle/contact/segment_distance.hpp"
+#include "bristle/contact/uniform_grid.hpp"
 
 namespace bristle {
 namespace {
 
-// 21 bits per axis in a 64-bit key. Cells beyond are clamped to the last one: clamping is
-// monotone, so two boxes that overlap still share a cell (the grid stays conservative).
-constexpr std::int64_t kMaxCell = (std::int64_t{1} << 21) - 1;
+constexpr std::int64_t kMaxCell = UniformGrid::kMaxCell;
 constexpr std::int64_t kMaxCellsPerSegment = 64;
 constexpr double kHalfPi = 1.57079632679489661923;
 
@@ -43,26 +42,8 @@ struct Segment {
   Vec3 lo, hi;              // bounding box grown by the radius [m]
 };
 
-using Cell = std::array<std::int64_t, 3>;
+using Cell = UniformGrid::Cell;
 
-struct Grid {
-  Vec3 origin = Vec3::Zero();
-  double size = 1.0;
-
-  Cell cell(const Vec3& x) const {
-    Cell c{};
-    for (int k = 0; k < 3; ++k) {
-      const double u = (x[k] - origin[k]) / size;
-      // NaN and overflowed coordinates land in a border cell rather than in undefined behaviour.
-      c[k] = u >= 0.0 ? static_cast<std::int64_t>(std::min(std::floor(u), static_cast<double>(kMaxCell))) : 0;
-    }
-    return c;
-  }
-  static std::uint64_t key(const Cell& c) {
-    return (static_cast<std::uint64_t>(c[0]) << 42) | (static_cast<std::uint64_t>(c[1]) << 21) |
-           static_cast<std::uint64_t>(c[2]);
-  }
-};
 
 bool boxes_overlap(const Segment& p, const Segment& q) {
   return (p.lo.array() <= q.hi.array()).all() && (q.lo.array() <= p.hi.array()).all();
@@ -80,7 +61,7 @@ class Search {
   }
 
   OverlapReport run() {
-    const Grid grid = make_grid();
+    const UniformGrid grid = make_grid();
     std::vector<std::pair<std::uint64_t, int>> entries;
     std::vector<int> large;
     for (int i = 0; i < static_cast<int>(segments_.size()); ++i) {
@@ -93,7 +74,7 @@ class Search {
       }
       for (std::int64_t x = lo[0]; x <= hi[0]; ++x)
         for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
-          for (std::int64_t z = lo[2]; z <= hi[2]; ++z) entries.emplace_back(Grid::key({x, y, z}), i);
+          for (std::int64_t z = lo[2]; z <= hi[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
     }
     std::sort(entries.begin(), entries.end());
 
@@ -106,7 +87,7 @@ class Search {
           const Segment& p = segments_[entries[i].second];
           const Segment& q = segments_[entries[j].second];
           if (adjacent(p, q) || !boxes_overlap(p, q)) continue;
-          if (Grid::key(grid.cell(p.lo.cwiseMax(q.lo))) != entries[begin].first) continue;
+          if (UniformGrid::key(grid.cell(p.lo.cwiseMax(q.lo))) != entries[begin].first) continue;
           going = test(entries[i].second, entries[j].second);
         }
       begin = end;
@@ -124,8 +105,8 @@ class Search {
   }
 
  private:
-  Grid make_grid() const {
-    Grid grid;
+  UniformGrid make_grid() const {
+    UniformGrid grid;
     if (segments_.empty()) return grid;
     Vec3 lo = segments_.front().lo, hi = segments_.front().hi;
     double sides = 0.0;
