@@ -211,11 +211,13 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   }
 }
 
-double RodContact::max_step(const VecX& x_from, const VecX& x_to, double keep) const {
+double RodContact::max_step(const VecX& x_from, const VecX& x_to, double keep,
+                            const std::function<bool(const RodContactPair&)>& checked) const {
   const int count = static_cast<int>(pairs_.size());
   double step = 1.0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1 && count > 64) reduction(min : step)
   for (int k = 0; k < count; ++k) {
+    if (checked && !checked(pairs_[k])) continue;
     const auto& d = pairs_[k].dofs;
     const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
     step = std::min(step, capsule_time_of_impact(p0, p1, q0, q1, point(x_to, d[0]) - p0, point(x_to, d[1]) - p1,

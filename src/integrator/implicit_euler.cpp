@@ -228,6 +228,7 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
     // (docs/contact.md, "Rod-rod contact"). Otherwise from v0.
     for_each_entry(dofs, settings_.threads,
                    [&](int i) { v[i] = barrier && layout.free_index(i) >= 0 ? 0.0 : v0[i]; });
+    if (barrier) carry_with_handles(ctx);
   }
 
   // Linearization::Predicted (fixed-count solver) starts Newton from the velocity extrapolated
@@ -592,6 +593,59 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   const double step = rod_contact_.max_step(ctx.linearization_point, ctx.trial_x);
   if (step < 1.0) ++ctx.report.ccd_limited;
   return step;
+}
+
+void ImplicitEuler::carry_with_handles(StepContext& ctx) {
+  // Newton's first iterate puts the fixed vertices at their prescribed ends. Free vertices left
+  // at x0 would let a handle drive its rods' root segments into the free segments of
+  // neighbours (a brush pressed down: the roots descend onto bristles bent beside them), with
+  // nothing checking that move. So the free vertices of a handled rod start where the handle's
+  // rigid motion over the step takes them (Rod::carry_rotation, carry_translation). Over a
+  // whole step that is the exact rigid motion, the one the fixed vertices end at, so two rods
+  // of one handle keep their distances to round-off whatever the gap; over part of a step
+  // (a split step) it is the motion's chord, x0 + h (M x0 - x0) / T, the line the fixed
+  // vertices follow. CCD over x0 -> that start, for pairs of rods not moved together, catches
+  // what a carry would still hit (another handle's rods, free rods); the free vertices then go
+  // the clear fraction of the way.
+  const DofLayout& layout = model_.layout;
+  const VecX& x0 = *ctx.x0;
+  const int D = model_.dimension;
+  const int rod_count = static_cast<int>(model_.rods.size());
+  bool carried = false;
+  for (int r = 0; r < rod_count; ++r) {
+    const Rod& rod = model_.rods[r];
+    if (rod.carry_group < 0 || !(rod.carry_duration > 0.0)) continue;
+    const bool whole_step = std::abs(ctx.h - rod.carry_duration) <= 1e-12 * rod.carry_duration;
+    for (int i = 0; i < rod.vertex_count(); ++i) {
+      const int dof = layout.vertex_dof(r, i);
+      if (layout.free_index(dof) < 0) continue;
+      Vec3 x = Vec3::Zero();
+      x.head(D) = x0.segment(dof, D);
+      const Vec3 moved = rod.carry_rotation * x + rod.carry_translation;
+      const Vec3 end = whole_step ? moved : Vec3(x + (ctx.h / rod.carry_duration) * (moved - x));
+      for (int k = 0; k < D; ++k) ctx.v[dof + k] = (end[k] - x[k]) / ctx.h;
+      carried = true;
+    }
+  }
+  if (!carried) return;
+  const Clock::time_point start = Clock::now();
+  ctx.trial_x.resize(x0.size());
+  for_each_entry(static_cast<int>(x0.size()), settings_.threads, [&](int i) { ctx.trial_x[i] = x0[i] + ctx.h * ctx.v[i]; });
+  double t = 0.0;
+  if (ctx.trial_x.allFinite()) {
+    load_contact_pairs(x0, ctx.trial_x);
+    auto group = [&](int dof) { return model_.rods[layout.dof_owner(dof).first].carry_group; };
+    t = rod_contact_.max_step(x0, ctx.trial_x, 0.1, [&](const RodContactPair& pair) {
+      const int g = group(pair.dofs[0]);
+      return g < 0 || g != group(pair.dofs[2]);
+    });
+  }
+  if (t < 1.0) {
+    for (int dof = 0; dof < layout.dof_count(); ++dof)
+      if (layout.free_index(dof) >= 0) ctx.v[dof] *= t;
+    ++ctx.report.ccd_limited;
+  }
+  ctx.report.assembly_seconds += seconds_since(start);
 }
 
 void ImplicitEuler::clear_path(StepContext& ctx) {

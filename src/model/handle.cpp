@@ -187,7 +187,12 @@ void HandleDriver::prepare_step(Model& model, State& state, double dt) const {
   }
   for (std::size_t h = 0; h < handles_.size(); ++h)
     for (int r : handle_rods_[h]) {
-      const Rod& rod = model.rods[r];
+      Rod& rod = model.rods[r];
+      const RigidTransform motion = end[h] * start[h].inverse();
+      rod.carry_group = static_cast<int>(h);
+      rod.carry_rotation = motion.rotation;
+      rod.carry_translation = motion.translation;
+      rod.carry_duration = dt;
       for (int i : rod.fixed) {
         const int dof = model.layout.vertex_dof(r, i);
         const Vec3 target = end[h].apply(rod.initial_positions[i]);

@@ -21,6 +21,7 @@
 /// pairs sorted at the end: the same list for every thread count.
 
 #include <array>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -68,7 +69,9 @@ class RodContact {
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
-  double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1) const;
+  /// `checked`, when given, says which pairs count (all by default).
+  double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1,
+                  const std::function<bool(const RodContactPair&)>& checked = {}) const;
 
   /// max_step over only the pairs whose closest-point direction P(s) - Q(t) reverses between
   /// x_from and x_to (their order swaps: one passed through, or around, the other). Pairs

@@ -289,6 +289,9 @@ class ImplicitEuler {
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
+  /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
+  /// handle's motion, as far as CCD from x0 allows.
+  void carry_with_handles(StepContext& ctx);
   /// Rod-rod contact: CCD over the step's straight motion x0 -> x1, shortened where not clear.
   void clear_path(StepContext& ctx);
 

@@ -42,6 +42,15 @@ struct Rod {
   /// `twist_fixed` says.
   enum class TwistEnd { Default, Fixed, Free };
   TwistEnd twist_root = TwistEnd::Default, twist_tip = TwistEnd::Default;
+  /// The rigid motion of the handle this rod follows over the step under way,
+  /// x -> carry_rotation x + carry_translation over carry_duration [s], and the handle's index
+  /// (-1 and the identity for a rod without a handle). Set by HandleDriver::prepare_step.
+  /// With rod-rod contact Newton starts with the free vertices carried by it, so rods held by
+  /// one handle keep their distances exactly (docs/contact.md, "Handles").
+  int carry_group = -1;
+  Mat3 carry_rotation = Mat3::Identity();
+  Vec3 carry_translation = Vec3::Zero();  ///< [m]
+  double carry_duration = 0.0;            ///< [s]
 
   int vertex_count() const { return static_cast<int>(initial_positions.size()); }
   int edge_count() const { return vertex_count() - 1; }
