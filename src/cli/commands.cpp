@@ -1,5 +1,6 @@
 /// The command table and the dispatcher (include/bristle/cli/command.hpp).
 
+#include <algorithm>
 #include <exception>
 #include <ostream>
 
@@ -11,6 +12,9 @@ namespace bristle::cli {
 
 // Commands other engineers add in their own files: src/cli/sources.cmake defines
 // BRISTLE_CLI_HAS_<NAME> when src/cli/<name>_command.cpp exists.
+#ifdef BRISTLE_CLI_HAS_CHECK_CONTACT
+Command make_check_contact_command();
+#endif
 #ifdef BRISTLE_CLI_HAS_MODES
 Command make_modes_command();
 #endif
@@ -48,6 +52,9 @@ std::vector<Command> build_table() {
   table.push_back(make_run_command());
   table.push_back(make_validate_command());
   table.push_back(make_compare_command());
+#ifdef BRISTLE_CLI_HAS_CHECK_CONTACT
+  table.push_back(make_check_contact_command());
+#endif
 #ifdef BRISTLE_CLI_HAS_MODES
   table.push_back(make_modes_command());
 #endif
@@ -78,10 +85,11 @@ std::vector<Command> build_table() {
     if (args.size() > 1) throw UsageError("unexpected argument '" + args[1] + "'");
     if (args.empty()) {
       context.out << "usage: bristle COMMAND [ARGS...]\n\nBristle simulates discrete elastic rods.\n\ncommands:\n";
-      for (const Command& command : command_table()) {
-        context.out << "  " << command.name << std::string(command.name.size() < 10 ? 10 - command.name.size() : 1, ' ')
-                    << command.summary << "\n";
-      }
+      // Summaries in one column, two spaces after the longest name (at least 10 wide).
+      std::size_t width = 10;
+      for (const Command& command : command_table()) width = std::max(width, command.name.size() + 2);
+      for (const Command& command : command_table())
+        context.out << "  " << command.name << std::string(width - command.name.size(), ' ') << command.summary << "\n";
       context.out << "\n  --version  print the version\n\n"
                      "Run 'bristle help COMMAND' or 'bristle COMMAND --help' for a command's options.\n"
                      "exit codes: 0 success, 1 ran but failed or differs, 2 bad usage or bad input\n";

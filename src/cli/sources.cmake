@@ -13,7 +13,7 @@ list(APPEND BRISTLE_SOURCES
 # Commands added in their own files: when src/cli/<name>_command.cpp exists it is compiled and
 # commands.cpp, seeing BRISTLE_CLI_HAS_<NAME>, lists make_<name>_command() in the table.
 # A new name needs one line here and one in commands.cpp (docs/cli.md, "Adding a command").
-set(BRISTLE_CLI_OPTIONAL_COMMANDS modes render export batch verify bench schema)
+set(BRISTLE_CLI_OPTIONAL_COMMANDS check_contact modes render export batch verify bench schema)
 set(_bristle_cli_definitions)
 foreach(_command IN LISTS BRISTLE_CLI_OPTIONAL_COMMANDS)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/${_command}_command.cpp)

@@ -6,4 +6,6 @@ list(APPEND BRISTLE_SOURCES
   src/contact/contact_solver.cpp
   src/contact/segment_distance_derivatives.cpp
   src/contact/capsule_ccd.cpp
-  src/contact/rod_contact.cpp)
+  src/contact/rod_contact.cpp
+  src/contact/box_pairs.cpp
+  src/contact/contact_check.cpp)

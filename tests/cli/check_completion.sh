@@ -59,6 +59,9 @@ expect "a.json runs" batch a.json ""
 expect "a.json" validate a
 expect "runs" compare ""
 expect "runs" render ""
+expect "runs" check-contact ""
+expect "--help --overlap-tolerance --threads" check-contact --
+expect "" check-contact runs --overlap-tolerance ""
 # Something that is not bristle completes nothing (and does not fail).
 COMP_WORDS=("$work/not-bristle" "") COMP_CWORD=1 COMPREPLY=()
 _bristle && [ ${#COMPREPLY[@]} -eq 0 ] || { echo "CHECK FAILED: a missing executable"; failures=$((failures + 1)); }

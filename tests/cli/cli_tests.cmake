@@ -210,5 +210,12 @@ bristle_damaged_test(export_frame_file_outside export manifest.json "frames/0000
 bristle_damaged_test(compare_frame_file_absolute compare manifest.json "frames/000002.json" "/etc/hostname"
                      "manifest.json: /frame_files/2: expected a frame file name")
 
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/contact_check_cli_tests.cmake)
+bristle_damaged_test(check_contact_frame5_1e400 check-contact frames/000005.json "0.00195090322" "1e400"
+                     "000005.json: /rods/0/positions/1/0: ")
+# The recorded scene, loaded again for rest lengths and rod_contact.self, must still load.
+bristle_damaged_test(check_contact_recorded_scene check-contact manifest.json "  .dimension.: 2"
+                     "  'dimension': 3" "manifest.json: /scene/")
+
 # --- Install, man page, completion, batch recipes ---------------------------------------------
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/install_cli_tests.cmake)

@@ -1,7 +1,7 @@
 # Copies an output folder, damages one of its files and checks that a reader refuses it:
 # exit code 2, the expected text (file and JSON pointer) on stderr, and nothing written.
 #   cmake -DBRISTLE=... -DSOURCE=<output folder> -DWORK=<scratch> -DFILE=<file in the folder>
-#         -DFROM=<regex> -DTO=<text, ' for "> -DREADER=export|render|compare -DEXPECT=<text>
+#         -DFROM=<regex> -DTO=<text, ' for "> -DREADER=export|render|compare|check-contact -DEXPECT=<text>
 #         -P expect_damaged_refused.cmake
 # Prints "CHECK FAILED: ..." (the test's FAIL_REGULAR_EXPRESSION) on any failed check.
 file(REMOVE_RECURSE "${WORK}")
@@ -20,6 +20,8 @@ if(READER STREQUAL "export")
   set(arguments export "${WORK}/in" --format obj -o "${dest}")
 elseif(READER STREQUAL "render")
   set(arguments render "${WORK}/in" -o "${dest}" --width 64 --height 36)
+elseif(READER STREQUAL "check-contact")
+  set(arguments check-contact "${WORK}/in")
 else()
   set(arguments compare "${WORK}/in" "${SOURCE}")
 endif()

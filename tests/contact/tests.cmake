@@ -11,4 +11,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   contact/test_contact_regressions.cpp
   contact/test_pivot_friction.cpp
   contact/test_rod_contact.cpp
-  contact/test_rod_friction.cpp)
+  contact/test_rod_friction.cpp
+  contact/test_contact_check.cpp)

@@ -1,0 +1,38 @@
+#pragma once
+/// Pairs of overlapping axis-aligned boxes: a broad phase on the uniform grid of
+/// contact/uniform_grid.hpp, for any set of boxes (segments at one instant, or swept over a
+/// motion). The same algorithm as the broad phases of contact/rod_overlaps.hpp and
+/// contact/rod_contact.hpp:
+///
+///   - cells of side h = the boxes' average largest side (at least the extent over the grid's
+///     cell range, so clamping only catches overflow), anchored at the lower corner of all;
+///   - each box listed in every cell it touches, (cell key, box) sorted by key;
+///   - each pair of boxes that overlap taken once, in the one cell holding the lower corner of
+///     their intersection;
+///   - a box touching more than 64 cells (much longer than the average) stays out of the grid
+///     and is tested against every box directly.
+///
+/// Deterministic: the result depends only on the boxes, and is sorted.
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+struct AxisBox {
+  Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+};
+
+inline bool boxes_overlap(const AxisBox& a, const AxisBox& b) {
+  return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
+}
+
+/// Every pair (i, j), i < j, of overlapping boxes for which `skip(i, j)` is false (or every
+/// overlapping pair without `skip`), once each, sorted.
+std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox>& boxes,
+                                                       const std::function<bool(int, int)>& skip = {});
+
+}  // namespace bristle

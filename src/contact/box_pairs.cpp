@@ -1,0 +1,79 @@
+// Broad phase over axis-aligned boxes on a uniform grid (contact/box_pairs.hpp).
+
+#include "bristle/contact/box_pairs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "bristle/contact/uniform_grid.hpp"
+
+namespace bristle {
+namespace {
+
+constexpr std::int64_t kMaxCellsPerBox = 64;
+
+}  // namespace
+
+std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox>& boxes,
+                                                       const std::function<bool(int, int)>& skip) {
+  std::vector<std::pair<int, int>> pairs;
+  const int n = static_cast<int>(boxes.size());
+  if (n < 2) return pairs;
+  auto kept = [&](int i, int j) { return boxes_overlap(boxes[i], boxes[j]) && !(skip && skip(i, j)); };
+
+  UniformGrid grid;
+  Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
+  double sides = 0.0;
+  for (const AxisBox& b : boxes) {
+    lo = lo.cwiseMin(b.lo);
+    hi = hi.cwiseMax(b.hi);
+    sides += (b.hi - b.lo).maxCoeff();
+  }
+  grid.origin = lo;
+  const double size = std::max(sides / n, (hi - lo).maxCoeff() / (UniformGrid::kMaxCell - 1));
+  grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
+
+  std::vector<std::pair<std::uint64_t, int>> entries;
+  std::vector<int> large;
+  for (int i = 0; i < n; ++i) {
+    const UniformGrid::Cell a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
+    std::int64_t cells = 1;
+    for (int k = 0; k < 3; ++k) cells *= std::min(b[k] - a[k] + 1, kMaxCellsPerBox + 1);
+    if (cells > kMaxCellsPerBox) {
+      large.push_back(i);
+      continue;
+    }
+    for (std::int64_t x = a[0]; x <= b[0]; ++x)
+      for (std::int64_t y = a[1]; y <= b[1]; ++y)
+        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (std::size_t begin = 0; begin < entries.size();) {
+    std::size_t end = begin;
+    while (end < entries.size() && entries[end].first == entries[begin].first) ++end;
+    for (std::size_t a = begin; a < end; ++a)
+      for (std::size_t b = a + 1; b < end; ++b) {
+        int i = entries[a].second, j = entries[b].second;
+        if (j < i) std::swap(i, j);
+        if (!boxes_overlap(boxes[i], boxes[j])) continue;
+        // Only in the cell of the intersection's lower corner: each pair once.
+        if (UniformGrid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[begin].first) continue;
+        if (skip && skip(i, j)) continue;
+        pairs.emplace_back(i, j);
+      }
+    begin = end;
+  }
+  std::vector<char> is_large(n, 0);
+  for (const int i : large) is_large[i] = 1;
+  for (const int i : large)
+    for (int j = 0; j < n; ++j) {
+      if (j == i || (is_large[j] && j < i)) continue;
+      const int a = std::min(i, j), b = std::max(i, j);
+      if (kept(a, b)) pairs.emplace_back(a, b);
+    }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+}  // namespace bristle

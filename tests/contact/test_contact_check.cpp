@@ -1,0 +1,307 @@
+// `bristle check-contact`'s checks (contact/contact_check.hpp): centre lines meeting on a
+// straight motion (against a dense sampling), overlaps beyond a tolerance, the pairs that
+// count (the same as rod-rod contact's), and whole frames.
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "bristle/contact/box_pairs.hpp"
+#include "bristle/contact/contact_check.hpp"
+#include "bristle/contact/rod_contact.hpp"
+#include "bristle/contact/segment_distance.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+namespace {
+
+struct Motion {
+  Vec3 p0, p1, q0, q1;      // at t = 0
+  Vec3 dp0, dp1, dq0, dq1;  // displacements over the motion
+};
+
+CentreLineMeeting meet(const Motion& m, double delta) {
+  return centre_lines_meet(m.p0, m.p1, m.q0, m.q1, m.dp0, m.dp1, m.dq0, m.dq1, delta);
+}
+
+double distance_at(const Motion& m, double t) {
+  return segment_distance(m.p0 + t * m.dp0, m.p1 + t * m.dp1, m.q0 + t * m.dq0, m.q1 + t * m.dq1).distance;
+}
+
+/// A rigid translation of segment P by `shift`, Q still.
+Motion translate_p(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, const Vec3& shift) {
+  return {p0, p1, q0, q1, shift, shift, Vec3::Zero(), Vec3::Zero()};
+}
+
+}  // namespace
+
+TEST_CASE("centre lines meeting: a segment moved through another is found, at the time it passes") {
+  // P along x at z = 1 moves down to z = -1 across Q along y at z = 0: they meet at t = 1/2.
+  const Motion m = translate_p(Vec3(-1, 0, 1), Vec3(1, 0, 1), Vec3(0, -1, 0), Vec3(0, 1, 0), Vec3(0, 0, -2));
+  const CentreLineMeeting r = meet(m, 1e-6);
+  CHECK(r.met);
+  CHECK_FALSE(r.undecided);
+  CHECK(r.t == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(r.distance <= 1e-6);
+
+  // The same, fast: 1000 units in one motion, crossing at t = 0.5005 (a dip 2e-9 of the
+  // motion wide at delta = 1e-6).
+  const Motion fast = translate_p(Vec3(-1, 0, 500.5), Vec3(1, 0, 500.5), Vec3(0, -1, 0), Vec3(0, 1, 0),
+                                  Vec3(0, 0, -1000));
+  const CentreLineMeeting f = meet(fast, 1e-6);
+  CHECK(f.met);
+  CHECK(f.t == doctest::Approx(0.5005).epsilon(1e-6));
+
+  // Turning as it goes down: P's ends move by different amounts and meet Q level at t = 1/2.
+  const Motion turn{Vec3(-1, 0.5, 1), Vec3(1, 0.5, 3), Vec3(0, -1, 0), Vec3(0, 1, 0),
+                    Vec3(0, 0, -2),   Vec3(0, 0, -6),  Vec3::Zero(),   Vec3::Zero()};
+  CHECK(meet(turn, 1e-6).met);
+  CHECK(meet(turn, 1e-6).t == doctest::Approx(0.5).epsilon(1e-5));
+
+  // In a plane (2D scenes): P sweeps across Q in z = 0.
+  const Motion planar = translate_p(Vec3(-1, 2, 0), Vec3(1, 2, 0), Vec3(0, -1, 0), Vec3(0, 1, 0), Vec3(0, -4, 0));
+  const CentreLineMeeting p = meet(planar, 1e-6);
+  CHECK(p.met);
+  CHECK(p.t == doctest::Approx(0.25).epsilon(1e-5));  // P's line reaches Q's end y = 1 a quarter of the way
+
+  // Already meeting at the start.
+  CHECK(meet(translate_p(Vec3(-1, 0, 0), Vec3(1, 0, 0), Vec3(0, -1, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)), 1e-6).t == 0.0);
+}
+
+TEST_CASE("centre lines meeting: segments that pass beside or slide along each other do not meet") {
+  // P's line crosses Q's line (at y = 2, beyond Q's end y = 1) as P goes down: the lines meet,
+  // the segments pass a unit apart. A test on the sign of the triple product alone would
+  // take this for a crossing.
+  const Motion beside = translate_p(Vec3(-1, 2, 1), Vec3(1, 2, 1), Vec3(0, -1, 0), Vec3(0, 1, 0), Vec3(0, 0, -2));
+  const CentreLineMeeting b = meet(beside, 1e-6);
+  CHECK_FALSE(b.met);
+  CHECK(b.evaluations == 2);  // ruled out from the two ends: (sqrt 2 + sqrt 2 - L) / 2 > 0, L = 2
+
+  // Two rods of radius 1 mm side by side, 2.0004 mm apart (a resting contact), one sliding
+  // 5 cm along the other: never closer than 2 mm.
+  const Motion slide = translate_p(Vec3(0, 0.0020004, 0), Vec3(0.01, 0.0020004, 0), Vec3(0, 0, 0), Vec3(0.01, 0, 0),
+                                   Vec3(0.05, 0, 0));
+  const CentreLineMeeting s = meet(slide, 1e-9);
+  CHECK_FALSE(s.met);
+  CHECK(s.distance == doctest::Approx(0.0020004));
+
+  // Crossing rods at right angles, one sliding over the other 2 mm above it: skew lines all along.
+  const Motion over = translate_p(Vec3(-0.01, 0, 0.002), Vec3(0.01, 0, 0.002), Vec3(0, -0.01, 0), Vec3(0, 0.01, 0),
+                                  Vec3(0, 0.015, 0));
+  CHECK_FALSE(meet(over, 1e-9).met);
+
+  // No motion at all: decided from the two ends.
+  const Motion still = translate_p(Vec3(0, 0, 1), Vec3(1, 0, 1), Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3::Zero());
+  const CentreLineMeeting n = meet(still, 1e-6);
+  CHECK_FALSE(n.met);
+  CHECK(n.evaluations == 2);
+}
+
+TEST_CASE("centre lines meeting: agrees with a dense sampling of random motions") {
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto random_vector = [&](double scale) { return Vec3(scale * u(rng), scale * u(rng), scale * u(rng)); };
+  int met = 0, apart = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Motion m{random_vector(1), random_vector(1), random_vector(1), random_vector(1),
+             random_vector(2), random_vector(2), random_vector(2), random_vector(2)};
+    if (trial % 4 == 0) {  // coplanar motions (2D)
+      for (Vec3* v : {&m.p0, &m.p1, &m.q0, &m.q1, &m.dp0, &m.dp1, &m.dq0, &m.dq1}) v->z() = 0.0;
+    }
+    const double delta = 0.02;
+    const CentreLineMeeting r = meet(m, delta);
+    // d is L-Lipschitz in t: 20001 samples find the minimum within L / 40000 (L <= 16 here).
+    double sampled = 1e300;
+    for (int k = 0; k <= 20000; ++k) sampled = std::min(sampled, distance_at(m, k / 20000.0));
+    CAPTURE(trial);
+    CAPTURE(sampled);
+    CHECK_FALSE(r.undecided);
+    if (r.met) {
+      ++met;
+      CHECK(r.distance <= delta);
+      CHECK(distance_at(m, r.t) == doctest::Approx(r.distance));
+      CHECK(sampled <= delta + 16.0 / 40000.0);
+      // No earlier meeting: the distance stays above delta before r.t (to the search's resolution).
+      for (int k = 0; 20000.0 * r.t - k > 1.0; ++k) CHECK(distance_at(m, k / 20000.0) > delta - 1e-12);
+    } else {
+      ++apart;
+      CHECK(sampled > delta);
+    }
+  }
+  MESSAGE(met << " motions met, " << apart << " stayed apart");
+  CHECK(met > 40);
+  CHECK(apart > 40);
+}
+
+TEST_CASE("contact check: overlaps beyond the tolerance, as a fraction of the smaller radius") {
+  // Rod 0 (radius 1 mm) along x; rod 1 (radius 0.5 mm) along y above it; the centre lines are
+  // h apart. Depth = (1.5 mm - h) / 0.5 mm.
+  const std::vector<ContactCheckRod> rods{{0.001, {0.01, 0.01}}, {0.0005, {0.01, 0.01}}};
+  const ContactChecker checker(rods, true);
+  auto at_height = [](double h) {
+    return CentreLines{{Vec3(-0.01, 0, 0), Vec3(0, 0, 0), Vec3(0.01, 0, 0)},
+                       {Vec3(0.002, -0.01, h), Vec3(0.002, 0, h), Vec3(0.002, 0.01, h)}};
+  };
+  // 0.5% of the smaller radius deep: within the default 1%.
+  FrameOverlaps within = checker.overlaps(at_height(0.0015 - 0.005 * 0.0005), 0.01);
+  CHECK(within.beyond.empty());
+  REQUIRE(within.has_deepest);
+  CHECK(within.deepest.depth == doctest::Approx(0.005));
+  // 2% deep: beyond 1%, within 3%; every segment pair that overlaps is listed, sorted.
+  const FrameOverlaps beyond = checker.overlaps(at_height(0.0015 - 0.02 * 0.0005), 0.01);
+  REQUIRE(beyond.beyond.size() == 2);  // rod 0 segment 1 against rod 1 segments 0 and 1 (they meet at y = 0)
+  CHECK(beyond.beyond[0].rod_a == 0);
+  CHECK(beyond.beyond[0].segment_a == 1);
+  CHECK(beyond.beyond[0].rod_b == 1);
+  CHECK(beyond.beyond[0].segment_b == 0);
+  CHECK(beyond.beyond[1].segment_b == 1);
+  CHECK(beyond.beyond[0].depth == doctest::Approx(0.02));
+  CHECK(checker.overlaps(at_height(0.0015 - 0.02 * 0.0005), 0.03).beyond.empty());
+  // A gap: nothing beyond, the deepest negative (the gap as a fraction). Rod 1 parallel to
+  // rod 0, offset diagonally by 1.2 mm in y and z (their grown boxes overlap).
+  const CentreLines parallel{{Vec3(-0.01, 0, 0), Vec3(0, 0, 0), Vec3(0.01, 0, 0)},
+                             {Vec3(-0.01, 0.0012, 0.0012), Vec3(0, 0.0012, 0.0012), Vec3(0.01, 0.0012, 0.0012)}};
+  const FrameOverlaps apart = checker.overlaps(parallel, 0.0);
+  CHECK(apart.beyond.empty());
+  REQUIRE(apart.has_deepest);
+  CHECK(apart.deepest.depth == doctest::Approx((0.0015 - 0.0012 * std::sqrt(2.0)) / 0.0005));
+}
+
+TEST_CASE("contact check: the pairs checked are exactly those rod-rod contact acts on") {
+  // A straight rod of uneven rest lengths (so the pi r rule falls between segments at
+  // different index gaps), stretched by 30% (so lengths now and at rest differ), and a second
+  // rod of another radius lying across it.
+  const Material wide = make_material(1000.0, 0.0012, 1e6), thin = make_material(1000.0, 0.0004, 1e6);
+  std::vector<Vec3> vertices{Vec3::Zero()};
+  const double lengths[] = {0.001, 0.0005, 0.002, 0.0007, 0.0011, 0.0009, 0.0015, 0.0004, 0.001, 0.0013,
+                            0.0006, 0.001, 0.0021, 0.0008, 0.001, 0.0005};
+  for (const double l : lengths) vertices.push_back(vertices.back() + Vec3(l, 0, 0));
+  for (const bool self : {true, false}) {
+    CAPTURE(self);
+    std::vector<Rod> rods;
+    rods.push_back(rod_from_vertices(vertices, 3, {}, wide, RestShape::Initial, "a"));
+    rods.push_back(rod_from_vertices(straight_vertices(Vec3(0.004, -0.01, 0.005), Vec3(0.004, 0.01, 0.005), 6), 3,
+                                     {}, thin, RestShape::Initial, "b"));
+    Model model = make_model(3, std::move(rods));
+    model.rod_contact.enabled = true;
+    model.rod_contact.self = self;
+    RodContact contact(model, model.dof_masses());
+
+    // Stretched by 30% along x (rod a's axis); the motion is so large that every pair's swept
+    // boxes overlap and RodContact keeps every pair it does not exclude.
+    VecX from = initial_state(model).positions;
+    for (int v = 0; v < model.layout.vertex_count(); ++v) from[model.layout.vertex_dof(v)] *= 1.3;
+    // Mirrored through the origin and scaled: every swept box then holds the origin.
+    const VecX to = -1000.0 * from;
+    std::set<std::pair<int, int>> expected;
+    for (const RodContactPair& pair : contact.find_pairs(from, to)) expected.insert({pair.segment_a, pair.segment_b});
+    REQUIRE(contact.overlapping() == 0);  // no pair left out for overlapping at the start
+
+    std::vector<ContactCheckRod> check_rods;
+    for (const Rod& rod : model.rods) check_rods.push_back({rod.material.radius, rod.rest_lengths});
+    const ContactChecker checker(check_rods, self);
+    std::vector<std::pair<int, int>> segments;  // (rod, segment) of every global segment
+    for (int r = 0; r < 2; ++r)
+      for (int j = 0; j < model.rods[r].edge_count(); ++j) segments.emplace_back(r, j);
+    std::set<std::pair<int, int>> checked;
+    for (int i = 0; i < static_cast<int>(segments.size()); ++i)
+      for (int j = i + 1; j < static_cast<int>(segments.size()); ++j)
+        if (checker.subject_to_contact(segments[i].first, segments[i].second, segments[j].first, segments[j].second))
+          checked.insert({i, j});
+    CHECK(checked == expected);
+    // Both kinds are there: pairs of one rod (with self) and pairs of two.
+    const int same_rod = static_cast<int>(std::count_if(checked.begin(), checked.end(), [&](const auto& p) {
+      return segments[p.first].first == segments[p.second].first;
+    }));
+    CHECK((same_rod > 0) == self);
+    CHECK(static_cast<int>(checked.size()) > same_rod);
+  }
+}
+
+TEST_CASE("contact check: crossings between frames name the pair; sliding and adjacent segments are not crossings") {
+  const double r = 0.001;
+  const std::vector<ContactCheckRod> rods{{r, {0.01, 0.01, 0.01}}, {r, {0.01, 0.01, 0.01}}};
+  const ContactChecker checker(rods, true);
+  const std::vector<Vec3> lower{Vec3(-0.015, 0, 0), Vec3(-0.005, 0, 0), Vec3(0.005, 0, 0), Vec3(0.015, 0, 0)};
+  auto upper_at = [](double x, double z) {
+    return std::vector<Vec3>{Vec3(x, -0.015, z), Vec3(x, -0.005, z), Vec3(x, 0.005, z), Vec3(x, 0.015, z)};
+  };
+  // Rod 1 drops from 3 mm above rod 0 to 3 mm below it, across its segment 1 (x = -0.002).
+  const auto through = checker.crossings({lower, upper_at(-0.002, 0.003)}, {lower, upper_at(-0.002, -0.003)});
+  REQUIRE(through.size() == 1);
+  CHECK(through[0].rod_a == 0);
+  CHECK(through[0].segment_a == 1);
+  CHECK(through[0].rod_b == 1);
+  CHECK(through[0].segment_b == 1);
+  CHECK(through[0].t == doctest::Approx(0.5).epsilon(1e-5));
+  // Sliding along x over it, 2 mm above: resting contact, no crossing (and no overlap).
+  CHECK(checker.crossings({lower, upper_at(-0.012, 0.002)}, {lower, upper_at(0.012, 0.002)}).empty());
+  CHECK(checker.overlaps({lower, upper_at(0.012, 0.002)}, 0.01).beyond.empty());
+  // Lying through each other at both frames (rods that met before) and moving so: no new crossing.
+  CHECK(checker.crossings({lower, upper_at(-0.002, 0.0)}, {lower, upper_at(0.002, 0.0)}).empty());
+  // A rod folding at a vertex: its adjacent segments always meet there, and do not count.
+  std::vector<Vec3> folded = lower;
+  folded[3] = Vec3(-0.004, 0.0005, 0);
+  CHECK(checker.crossings({lower, upper_at(0.05, 0.0)}, {folded, upper_at(0.05, 0.0)}).empty());
+}
+
+TEST_CASE("contact check: the same result for every thread count") {
+  // 40 random rods tumbling through each other.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<ContactCheckRod> rods;
+  CentreLines from, to;
+  for (int k = 0; k < 40; ++k) {
+    rods.push_back({0.001 * (1.0 + 0.5 * u(rng)), std::vector<double>(8, 0.005)});
+    std::vector<Vec3> a, b;
+    const Vec3 start(0.02 * u(rng), 0.02 * u(rng), 0.02 * u(rng)), dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    const Vec3 shift(0.01 * u(rng), 0.01 * u(rng), 0.01 * u(rng));
+    for (int i = 0; i <= 8; ++i) {
+      a.push_back(start + 0.005 * i * dir);
+      b.push_back(start + 0.005 * i * dir + shift + 0.001 * i * Vec3(u(rng), u(rng), u(rng)));
+    }
+    from.push_back(a);
+    to.push_back(b);
+  }
+  const ContactChecker one(rods, true, 1), two(rods, true, 2);
+  const auto c1 = one.crossings(from, to), c2 = two.crossings(from, to);
+  REQUIRE(c1.size() == c2.size());
+  CHECK(c1.size() > 10);
+  for (std::size_t k = 0; k < c1.size(); ++k) {
+    CHECK(c1[k].rod_a == c2[k].rod_a);
+    CHECK(c1[k].segment_a == c2[k].segment_a);
+    CHECK(c1[k].rod_b == c2[k].rod_b);
+    CHECK(c1[k].segment_b == c2[k].segment_b);
+    CHECK(c1[k].t == c2[k].t);
+  }
+  const FrameOverlaps o1 = one.overlaps(to, 0.01), o2 = two.overlaps(to, 0.01);
+  REQUIRE(o1.beyond.size() == o2.beyond.size());
+  CHECK(o1.beyond.size() > 10);
+  for (std::size_t k = 0; k < o1.beyond.size(); ++k) CHECK(o1.beyond[k].depth == o2.beyond[k].depth);
+}
+
+TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds them") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < 300; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    // Mostly small boxes, a few long ones (kept out of the grid).
+    const double size = k % 50 == 0 ? 0.8 : 0.15 * u(rng);
+    boxes.push_back({lo, lo + Vec3(size * u(rng), size * u(rng), size * u(rng))});
+  }
+  std::vector<std::pair<int, int>> expected;
+  for (int i = 0; i < 300; ++i)
+    for (int j = i + 1; j < 300; ++j)
+      if (boxes_overlap(boxes[i], boxes[j]) && (i + j) % 3 != 0) expected.emplace_back(i, j);
+  const auto found = overlapping_box_pairs(boxes, [](int i, int j) { return (i + j) % 3 == 0; });
+  CHECK(found == expected);
+  CHECK(expected.size() > 20);
+}
