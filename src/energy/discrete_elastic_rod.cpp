@@ -2,6 +2,7 @@
 
 #include "bristle/energy/discrete_elastic_rod.hpp"
 
+#include <cassert>
 #include <cmath>
 
 namespace bristle {
@@ -47,6 +48,41 @@ Vec3 first_reference_director(const Vec3& tangent, const Vec3& hint) {
   if (std::abs(t.z()) < std::abs(t[0]) && std::abs(t.z()) < std::abs(t.y())) axis = Vec3::UnitZ();
   d = axis - axis.dot(t) * t;
   return d.normalized();
+}
+
+StencilEdge carried_edge(const Vec11& q, const StencilFrames& committed, int j, bool directors) {
+  // As transport(): the tangent of (x_{j+1} - x_j).normalized(), the committed director
+  // carried to it and renormalised; then the material directors at theta_j.
+  const Vec3 e = q.segment<3>(4 * j + 4) - q.segment<3>(4 * j);
+  StencilEdge edge;
+  edge.length = e.norm();
+  edge.tangent = edge.length > 0.0 ? Vec3(e / edge.length) : e;
+  edge.reference = parallel_transport(committed.tangent[j], edge.tangent, committed.director[j]).normalized();
+  if (directors) edge.directors = material_directors(edge.tangent, edge.reference, q[4 * j + 3]);
+  return edge;
+}
+
+void carry_twist(const Vec11& q, const StencilFrames& committed, CarriedStencil& s) {
+  s.reference_twist = reference_twist(s.edge[0].tangent, s.edge[1].tangent, s.edge[0].reference, s.edge[1].reference,
+                                      committed.reference_twist);
+  s.twist = q[7] - q[3] + s.reference_twist;  // stencil_twist
+}
+
+BendTwistStencil stencil_of(const Vec11& q, const CarriedStencil& carried) {
+  BendTwistStencil s = unpack(q);
+  for (int j = 0; j < 2; ++j) s.reference[j] = carried.edge[j].reference;
+  s.reference_twist = carried.reference_twist;
+  return s;
+}
+
+StencilFrames frames_of(const CarriedStencil& s) {
+  StencilFrames frames;
+  for (int j = 0; j < 2; ++j) {
+    frames.tangent[j] = s.edge[j].tangent;
+    frames.director[j] = s.edge[j].reference;
+  }
+  frames.reference_twist = s.reference_twist;
+  return frames;
 }
 
 BendTwistStencil transported_stencil(const Vec11& q, const StencilFrames& committed) {
@@ -108,8 +144,8 @@ std::vector<BendTwistRest> bend_twist_rest(const Rod& rod, const Vec3& first_dir
   return rest;
 }
 
-BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const BendTwistRest& rest) {
-  const BendTwistStrains strains = bend_twist_strains(s);
+namespace {
+BendTwistGaussNewton gauss_newton(const BendTwistStrains& strains, const BendTwistRest& rest) {
   BendTwistGaussNewton out;
   for (int k = 0; k < 2; ++k) {
     const double deviation = strains.kappa[k].value - rest.bend.rest_curvature[k];
@@ -124,6 +160,75 @@ BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const Be
   out.hessian.value[2] = rest.twist_stiffness;
   out.hessian.vector[2] = strains.twist.gradient;
   return out;
+}
+
+}  // namespace
+
+BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const BendTwistRest& rest) {
+  return gauss_newton(bend_twist_strains(s), rest);
+}
+
+BendTwistGaussNewton bend_twist_gauss_newton(const CarriedStencil& s, const BendTwistRest& rest) {
+  // bend_twist_strains(s.edge, s.twist) and gauss_newton in one pass, each value computed by
+  // the same operations in the same order (tested bit for bit against them), without their
+  // intermediate strain vectors.
+  const double n[2] = {s.edge[0].length, s.edge[1].length};
+  assert(n[0] > 0.0 && n[1] > 0.0);
+  const Vec3& t0 = s.edge[0].tangent;
+  const Vec3& t1 = s.edge[1].tangent;
+  const MaterialDirectors& a = s.edge[0].directors;
+  const MaterialDirectors& b = s.edge[1].directors;
+  const double chi = 1.0 + t0.dot(t1);
+  const Vec3 kb = 2.0 * t0.cross(t1) / chi;
+  BendTwistGaussNewton out;
+  double coefficient[3];
+  // The curvature kappa = scale kb . w with d/dtheta_j = scale kb . du_j (rod_frame.cpp,
+  // bend_twist_strains): kappa1 with w = m2^0 + m2^1, du_j = -m1^j; kappa2 with
+  // w = m1^0 + m1^1, du_j = m2^j.
+  const auto curvature = [&](int k, const Vec3& w, double scale, double du0, double du1) {
+    const double projection = w.dot(kb);
+    Vec3 g0 = 2.0 * t1.cross(w) - projection * t1;
+    Vec3 g1 = 2.0 * w.cross(t0) - projection * t0;
+    g0 = (g0 - t0.dot(g0) * t0) * (scale / (chi * n[0]));
+    g1 = (g1 - t1.dot(g1) * t1) * (scale / (chi * n[1]));
+    Vec11& v = out.hessian.vector[k];
+    v.segment<3>(0) = -g0;
+    v[3] = scale * du0;
+    v.segment<3>(4) = g0 - g1;
+    v[7] = scale * du1;
+    v.segment<3>(8) = g1;
+    const double deviation = scale * projection - rest.bend.rest_curvature[k];
+    const double stiffness = rest.bend.stiffness[k];
+    out.energy[0] += 0.5 * stiffness * deviation * deviation;
+    coefficient[k] = stiffness * deviation;
+    out.hessian.value[k] = stiffness;
+  };
+  curvature(0, a.m2 + b.m2, 0.5, -kb.dot(a.m1), -kb.dot(b.m1));
+  curvature(1, a.m1 + b.m1, -0.5, kb.dot(a.m2), kb.dot(b.m2));
+  // The twist: d/de_j = kb / (2 n_j), d/dtheta = (-1, 1).
+  const Vec3 k0 = kb / (2.0 * n[0]), k1 = kb / (2.0 * n[1]);
+  Vec11& v = out.hessian.vector[2];
+  v.segment<3>(0) = -k0;
+  v[3] = -1.0;
+  v.segment<3>(4) = k0 - k1;
+  v[7] = 1.0;
+  v.segment<3>(8) = k1;
+  const double deviation = s.twist - rest.rest_twist;
+  out.energy[1] = 0.5 * rest.twist_stiffness * deviation * deviation;
+  coefficient[2] = rest.twist_stiffness * deviation;
+  out.hessian.value[2] = rest.twist_stiffness;
+  out.gradient = coefficient[0] * out.hessian.vector[0] + coefficient[1] * out.hessian.vector[1] +
+                 coefficient[2] * out.hessian.vector[2];
+  return out;
+}
+
+std::array<double, 2> bend_twist_energies(const CarriedStencil& s, const BendTwistRest& rest) {
+  // material_bend_energy and twist_energy, in their order of operations.
+  const Vec2 deviation = material_curvatures(s.edge) - rest.bend.rest_curvature;
+  const MaterialBendParameters& p = rest.bend;
+  const double twist_deviation = s.twist - rest.rest_twist;
+  return {0.5 * (p.stiffness[0] * deviation[0] * deviation[0] + p.stiffness[1] * deviation[1] * deviation[1]),
+          0.5 * rest.twist_stiffness * twist_deviation * twist_deviation};
 }
 
 }  // namespace bristle

@@ -90,12 +90,15 @@ constexpr EdgeVariable edge_variable(int k) {
   return {{k == 6 ? 3 : 7, 0}, {1.0, 0.0}, 1};
 }
 
+/// The stencil gradient of edge-space derivatives g = (d/de0, d/de1, d/dtheta0, d/dtheta1):
+/// x_{i-1} gets -d/de0, x_i d/de0 - d/de1, x_{i+1} d/de1 (edge_variable's signed sums).
 Vec11 stencil_gradient(const Vec<8>& g) {
-  Vec11 out = Vec11::Zero();
-  for (int k = 0; k < 8; ++k) {
-    const EdgeVariable v = edge_variable(k);
-    for (int a = 0; a < v.count; ++a) out[v.dof[a]] += v.sign[a] * g[k];
-  }
+  Vec11 out;
+  out.segment<3>(0) = -g.segment<3>(0);
+  out[3] = g[6];
+  out.segment<3>(4) = g.segment<3>(0) - g.segment<3>(3);
+  out[7] = g[7];
+  out.segment<3>(8) = g.segment<3>(3);
   return out;
 }
 
@@ -200,13 +203,35 @@ void stencil_directors(const BendTwistStencil& s, const EdgeGeometry& geo, Mater
 }
 }  // namespace
 
-Vec2 material_curvatures(const BendTwistStencil& s) {
-  const Vec3 e0 = s.x[1] - s.x[0], e1 = s.x[2] - s.x[1];
-  const Vec3 t0 = e0.normalized(), t1 = e1.normalized();
-  const Vec3 kb = curvature_binormal(t0, t1);
-  const MaterialDirectors a = material_directors(t0, s.reference[0], s.theta[0]);
-  const MaterialDirectors b = material_directors(t1, s.reference[1], s.theta[1]);
+StencilEdge stencil_edge(const Vec3& from, const Vec3& to, const Vec3& reference, double theta) {
+  StencilEdge edge;
+  const Vec3 e = to - from;
+  edge.length = e.norm();
+  // e / |e| (Eigen's normalized(): a zero edge keeps its zero tangent; the kernels that
+  // divide by the length assert it is positive).
+  edge.tangent = edge.length > 0.0 ? Vec3(e / edge.length) : e;
+  edge.reference = reference;
+  edge.directors = material_directors(edge.tangent, reference, theta);
+  return edge;
+}
+
+namespace {
+void stencil_edges(const BendTwistStencil& s, StencilEdge (&edge)[2]) {
+  for (int j = 0; j < 2; ++j) edge[j] = stencil_edge(s.x[j], s.x[j + 1], s.reference[j], s.theta[j]);
+}
+}  // namespace
+
+Vec2 material_curvatures(const StencilEdge (&edge)[2]) {
+  const Vec3 kb = curvature_binormal(edge[0].tangent, edge[1].tangent);
+  const MaterialDirectors& a = edge[0].directors;
+  const MaterialDirectors& b = edge[1].directors;
   return {0.5 * kb.dot(a.m2 + b.m2), -0.5 * kb.dot(a.m1 + b.m1)};
+}
+
+Vec2 material_curvatures(const BendTwistStencil& s) {
+  StencilEdge edge[2];
+  stencil_edges(s, edge);
+  return material_curvatures(edge);
 }
 
 RodRestFrames space_parallel_frames(const std::vector<Vec3>& vertices, const Vec3& first_director) {
@@ -250,14 +275,18 @@ void material_curvature_derivatives(const BendTwistStencil& s, bool want_hessian
 }
 
 BendTwistStrains bend_twist_strains(const BendTwistStencil& s) {
-  const Vec3 e[2] = {s.x[1] - s.x[0], s.x[2] - s.x[1]};
-  const double n[2] = {e[0].norm(), e[1].norm()};
+  StencilEdge edge[2];
+  stencil_edges(s, edge);
+  return bend_twist_strains(edge, stencil_twist(s));
+}
+
+BendTwistStrains bend_twist_strains(const StencilEdge (&edge)[2], double twist) {
+  const double n[2] = {edge[0].length, edge[1].length};
   assert(n[0] > 0.0 && n[1] > 0.0);
-  const Vec3 t[2] = {e[0] / n[0], e[1] / n[1]};
+  const Vec3 t[2] = {edge[0].tangent, edge[1].tangent};
   const double chi = 1.0 + t[0].dot(t[1]);
   const Vec3 kb = 2.0 * t[0].cross(t[1]) / chi;
-  MaterialDirectors m[2];
-  for (int j = 0; j < 2; ++j) m[j] = material_directors(t[j], s.reference[j], s.theta[j]);
+  const MaterialDirectors m[2] = {edge[0].directors, edge[1].directors};
   // d(w . kb)/de_0 = P_0 (2 t_1 x w - (w . kb) t_1) / (chi n_0),
   // d(w . kb)/de_1 = P_1 (2 w x t_0 - (w . kb) t_0) / (chi n_1), P_j = I - t_j t_j^T: the
   // transpose of edge_geometry's dkb applied to w. The directors' own turn with their edges
@@ -281,7 +310,7 @@ BendTwistStrains bend_twist_strains(const BendTwistStencil& s) {
   // The twist's gradient from the same binormal (as twist_strain).
   Vec<8> g;
   g << kb / (2.0 * n[0]), kb / (2.0 * n[1]), -1.0, 1.0;
-  out.twist = {stencil_twist(s), stencil_gradient(g)};
+  out.twist = {twist, stencil_gradient(g)};
   return out;
 }
 

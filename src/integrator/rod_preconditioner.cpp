@@ -17,9 +17,10 @@ namespace {
 // independent of each other, so the loop runs at the processor's throughput instead of
 // waiting on one long chain of dependent operations (the row-by-row form, a dot product per
 // entry, was several times slower). For the half-bandwidths of rods (3D - 1 with D DOFs per
-// vertex and bending coupling two vertices away: 5 in 2D, 8 in 3D) the loops have
-// compile-time trip counts and unroll completely; other widths take the same arithmetic in
-// the same order through the generic loop, so both give identical results.
+// vertex and bending coupling two vertices away: 5 in 2D, 8 in 3D; 10 in 3D with twist, where
+// the bend-twist stencil spans 11 DOFs) the loops have compile-time trip counts and unroll
+// completely; other widths take the same arithmetic in the same order through the generic
+// loop, so both give identical results.
 
 // Only the rows of column j that can be nonzero are eliminated: row i's entries left of its
 // first stored column f_i are zero in A and stay zero in L (fill-in stays inside the
@@ -91,12 +92,14 @@ bool banded_cholesky(double* band, int n, int w, const unsigned char* counts, do
     switch (w) {
       case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
       case 8: return banded_cholesky_impl<8, true>(band, n, w, counts, y);
+      case 10: return banded_cholesky_impl<10, true>(band, n, w, counts, y);
       default: return banded_cholesky_impl<0, true>(band, n, w, counts, y);
     }
   }
   switch (w) {
     case 5: return banded_cholesky_impl<5, false>(band, n, w, counts, y);
     case 8: return banded_cholesky_impl<8, false>(band, n, w, counts, y);
+    case 10: return banded_cholesky_impl<10, false>(band, n, w, counts, y);
     default: return banded_cholesky_impl<0, false>(band, n, w, counts, y);
   }
 }
@@ -154,6 +157,7 @@ void banded_solve_pair(const double* band_a, const double* band_b, int n, int w,
   switch (w) {
     case 5: banded_solve_pair_impl<5>(band_a, band_b, n, w, ya, yb); break;
     case 8: banded_solve_pair_impl<8>(band_a, band_b, n, w, ya, yb); break;
+    case 10: banded_solve_pair_impl<10>(band_a, band_b, n, w, ya, yb); break;
     default: banded_solve_pair_impl<0>(band_a, band_b, n, w, ya, yb); break;
   }
 }
@@ -162,6 +166,7 @@ void banded_solve(const double* band, int n, int w, double* y, bool backward_onl
   switch (w) {
     case 5: banded_solve_impl<5>(band, n, w, y, backward_only); break;
     case 8: banded_solve_impl<8>(band, n, w, y, backward_only); break;
+    case 10: banded_solve_impl<10>(band, n, w, y, backward_only); break;
     default: banded_solve_impl<0>(band, n, w, y, backward_only); break;
   }
 }

@@ -311,6 +311,65 @@ TEST_CASE("Gauss-Newton bend-twist Hessians as rank-one terms: the Gauss-Newton 
   }
 }
 
+TEST_CASE("the carried-stencil kernels give the transported stencil's values bit for bit") {
+  // BendTwistTerm carries each edge's frame once (its chain hands an element's second edge to
+  // the next) and fuses the strains with the Gauss-Newton terms: every value must be the one
+  // the per-stencil functions compute, to the last bit, or chaining would change results.
+  std::mt19937 rng(18);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const StencilCase& c : kStencilCases) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const BendTwistStencil base = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
+      CAPTURE(c.name);
+      CAPTURE(trial);
+      BendTwistRest rest;
+      rest.frames.tangent[0] = (base.x[1] - base.x[0]).normalized();
+      rest.frames.tangent[1] = (base.x[2] - base.x[1]).normalized();
+      rest.frames.director[0] = base.reference[0];
+      rest.frames.director[1] = base.reference[1];
+      rest.frames.reference_twist = base.reference_twist + 2.0 * kPi * trial;  // continuity kept
+      rest.bend.stiffness = Vec2(1.0 + 0.5 * u(rng), 0.3 + 0.2 * u(rng));
+      rest.bend.rest_curvature = Vec2(0.6 * u(rng), 0.6 * u(rng));
+      rest.twist_stiffness = 1.7;
+      rest.rest_twist = 0.3 * u(rng);
+      // Moved away from where the frames were committed, so that they are carried.
+      Vec11 q = pack(base);
+      for (int i = 0; i < 11; ++i) q[i] += 0.05 * u(rng);
+      const BendTwistStencil s = transported_stencil(q, rest.frames);
+
+      BendTwistTerm::Chain chain;
+      const CarriedStencil carried = BendTwistTerm::carry(q, rest, chain);
+      const BendTwistGaussNewton expected = bend_twist_gauss_newton(s, rest);
+      const BendTwistGaussNewton fused = bend_twist_gauss_newton(carried, rest);
+      CHECK(fused.energy[0] == expected.energy[0]);
+      CHECK(fused.energy[1] == expected.energy[1]);
+      CHECK(fused.gradient == expected.gradient);
+      for (int k = 0; k < 3; ++k) {
+        CHECK(fused.hessian.value[k] == expected.hessian.value[k]);
+        CHECK(fused.hessian.vector[k] == expected.hessian.vector[k]);
+      }
+      const auto energies = bend_twist_energies(carried, rest);
+      CHECK(energies[0] == material_bend_energy(s, rest.bend));
+      CHECK(energies[1] == twist_energy(s, rest.rest_twist, rest.twist_stiffness));
+      const BendTwistStencil rebuilt = stencil_of(q, carried);
+      for (int j = 0; j < 2; ++j) CHECK(rebuilt.reference[j] == s.reference[j]);
+      CHECK(rebuilt.reference_twist == s.reference_twist);
+      // The chain now holds the second edge: the next stencil, starting on it, takes it as is.
+      CHECK(chain.holds);
+      CHECK(chain.edge.tangent == carried.edge[1].tangent);
+      // Committing: the frames without the material directors are the transported frames.
+      BendTwistTerm::Chain fresh;
+      const StencilFrames committed = frames_of(BendTwistTerm::carry(q, rest, fresh, false));
+      const StencilFrames transported = transported_frames(q, rest.frames);
+      for (int j = 0; j < 2; ++j) {
+        CHECK(committed.tangent[j] == transported.tangent[j]);
+        CHECK(committed.director[j] == transported.director[j]);
+      }
+      CHECK(committed.reference_twist == transported.reference_twist);
+    }
+  }
+}
+
 TEST_CASE("the twist Hessian needs the holonomy term: differentiating kb / (2 |e|) alone is not symmetric") {
   // A guard on the derivation (docs/physics.md): the Jacobian of the classical gradient has
   // an antisymmetric part that finite differences of the energy do not show; dropping the

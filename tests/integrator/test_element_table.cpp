@@ -517,6 +517,116 @@ TEST_CASE("discrete-elastic-rod terms in the element table: gradient, band and K
       CHECK(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(block).eigenvalues().minCoeff() >= -1e-9 * block.norm());
 }
 
+namespace {
+/// BendTwistTerm without its chain: every element carries both its edges' frames itself.
+struct UnchainedBendTwist {
+  static constexpr auto kSlots = BendTwistTerm::kSlots;
+  static constexpr auto kEnergyTerms = BendTwistTerm::kEnergyTerms;
+  using Constants = BendTwistTerm::Constants;
+  template <class Emit>
+  static void for_each_element(const Rod& rod, Emit&& emit) {
+    BendTwistTerm::for_each_element(rod, emit);
+  }
+  template <int D>
+  static BendTwistTerm::Energies energy(const Vec<3 * D + 2>& q, const Constants& c) {
+    return BendTwistTerm::energy<D>(q, c);
+  }
+  template <int D, class Sink>
+  static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
+    BendTwistTerm::evaluate<D>(q, c, request, sink);
+  }
+  template <int D>
+  static void advance(const Vec<3 * D + 2>& q, Constants& c) {
+    BendTwistTerm::Chain chain;
+    BendTwistTerm::advance<D>(q, c, chain);
+  }
+};
+static_assert(HasChain<BendTwistTerm>::value && !HasChain<UnchainedBendTwist>::value);
+}  // namespace
+
+TEST_CASE("chained bend-twist elements give the unchained elements' results bit for bit") {
+  // Each edge's frame is carried once, by the element before it, and handed on: energies,
+  // gradients, bands, K w and committed frames must not change in the last bit.
+  std::mt19937 rng(23);
+  const Model model = twisting_model(3, rng);
+  ElementTable<BendTwistTerm> chained;
+  ElementTable<UnchainedBendTwist> unchained;
+  chained.build(model);
+  unchained.build(model);
+  const VecX committed_at = random_state(model, rng);
+  chained.advance<3>(committed_at);
+  unchained.advance<3>(committed_at);
+  VecX x = committed_at;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < x.size(); ++i) x[i] += 0.01 * u(rng);
+  VecX w(x.size());
+  for (int i = 0; i < w.size(); ++i) w[i] = u(rng);
+  for (const HessianProjection projection : {HessianProjection::BendingModes, HessianProjection::Exact}) {
+    CAPTURE(static_cast<int>(projection));
+    const Assembled a = assemble<3>(model, chained, x, w, projection);
+    const Assembled b = assemble<3>(model, unchained, x, w, projection);
+    CHECK(a.energy == b.energy);
+    CHECK(a.gradient == b.gradient);
+    CHECK(a.kw == b.kw);
+    for (std::size_t r = 0; r < a.blocks.size(); ++r) CHECK(a.blocks[r] == b.blocks[r]);
+    CHECK(total_energy<3>(model, chained, x) == total_energy<3>(model, unchained, x));
+  }
+  chained.advance<3>(x);
+  unchained.advance<3>(x);
+  for (int k = 0; k < chained.size(); ++k) {
+    const StencilFrames& f = chained.constants(k).frames;
+    const StencilFrames& g = unchained.constants(k).frames;
+    for (int j = 0; j < 2; ++j) {
+      CHECK(f.tangent[j] == g.tangent[j]);
+      CHECK(f.director[j] == g.director[j]);
+    }
+    CHECK(f.reference_twist == g.reference_twist);
+    // The shared edge's committed frame is kept equal by both elements that hold it.
+    if (k + 1 < chained.size() && BendTwistTerm::continues(chained.dofs(k), chained.dofs(k + 1))) {
+      CHECK(chained.constants(k + 1).frames.tangent[0] == f.tangent[1]);
+      CHECK(chained.constants(k + 1).frames.director[0] == f.director[1]);
+    }
+  }
+}
+
+TEST_CASE("rank-one terms scattered as one lower triangle: the slot-pair blocks' values bit for bit") {
+  // A stencil whose DOFs are free and consecutive in the band takes band()'s one-pass path;
+  // it must give the slot-pair path's sums exactly.
+  using Scatter = LocalScatter<BendTwistTerm, 3>;
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int w = 12, size = 11 + 3, first = 2;  // the stencil at free DOFs 2 .. 12 of a 14-DOF band
+  int bases[15];
+  const int offset[5] = {0, 3, 4, 7, 8};
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b <= a; ++b) bases[a * (a + 1) / 2 + b] = band_index(first + offset[a], first + offset[b], w);
+  RankOneTerms<3> terms;
+  for (int k = 0; k < 3; ++k) {
+    terms.value[k] = 1.0 + u(rng);
+    terms.vector[k] = Vec11::Random();
+  }
+  std::vector<double> fast(band_length(size, w)), slots;
+  for (double& v : fast) v = u(rng);
+  slots = fast;
+  RodAssemblyTarget target;
+  target.band_width = w;
+  target.matrix_scale = 0.37;
+  target.band = fast.data();
+  Scatter::band(target, bases, PositiveSpectrum<RankOneTerms<3>>{terms}, true);
+  target.band = slots.data();
+  Scatter::band(target, bases, PositiveSpectrum<RankOneTerms<3>>{terms}, false);
+  CHECK(fast == slots);
+  // And both are the rank-one sum.
+  Mat11 dense = Mat11::Zero();
+  for (int k = 0; k < 3; ++k) dense += 0.37 * terms.value[k] * terms.vector[k] * terms.vector[k].transpose();
+  std::vector<double> zero(band_length(size, w), 0.0);
+  target.band = zero.data();
+  Scatter::band(target, bases, PositiveSpectrum<RankOneTerms<3>>{terms}, true);
+  for (int i = 0; i < 11; ++i)
+    for (int j = 0; j <= i; ++j)
+      CHECK(zero[band_index(first + i, first + j, w)] == doctest::Approx(dense(i, j)).epsilon(1e-14));
+}
+
 TEST_CASE("a helix with twist DOFs is at rest as given, and committing frames changes no energy") {
   HelixSpec spec;
   spec.radius = 0.005;

@@ -38,6 +38,24 @@ BendTwistStencil transported_stencil(const Vec11& q, const StencilFrames& commit
 /// The committed frames carried to q's edges (what `advance` stores).
 StencilFrames transported_frames(const Vec11& q, const StencilFrames& committed);
 
+/// Edge j (0 or 1) of the stencil at DOFs q, its committed reference director carried to it:
+/// what transported_stencil computes for that edge, bit for bit. Without `directors`, the
+/// material directors are left unset (committing frames needs none).
+StencilEdge carried_edge(const Vec11& q, const StencilFrames& committed, int j, bool directors = true);
+
+/// The stencil at DOFs q with its two edges carried (carried_edge), the reference twist
+/// carried with them and the twist: transported_stencil(q, committed) in other terms.
+struct CarriedStencil {
+  StencilEdge edge[2];
+  double reference_twist = 0.0;
+  double twist = 0.0;  ///< theta_i - theta_{i-1} + reference twist
+};
+/// Sets s's reference twist and twist from its two carried edges.
+void carry_twist(const Vec11& q, const StencilFrames& committed, CarriedStencil& s);
+BendTwistStencil stencil_of(const Vec11& q, const CarriedStencil& s);
+/// The frames `advance` commits (transported_frames(q, committed)).
+StencilFrames frames_of(const CarriedStencil& s);
+
 /// A rod's first reference director: unit, perpendicular to its first edge's unit tangent,
 /// `hint` (the rod's `material_normal`) made perpendicular, or, when it is zero or nearly
 /// along the tangent, the coordinate axis least aligned with the tangent made perpendicular.
@@ -75,6 +93,11 @@ struct BendTwistGaussNewton {
   RankOneTerms<3> hessian;
 };
 BendTwistGaussNewton bend_twist_gauss_newton(const BendTwistStencil& s, const BendTwistRest& rest);
+/// The same from a carried stencil (bend_twist_gauss_newton(stencil_of(q, s), rest), bit for
+/// bit).
+BendTwistGaussNewton bend_twist_gauss_newton(const CarriedStencil& s, const BendTwistRest& rest);
+/// The bending and twisting energies (BendTwistTerm::energy's values, bit for bit).
+std::array<double, 2> bend_twist_energies(const CarriedStencil& s, const BendTwistRest& rest);
 
 namespace detail {
 
@@ -92,10 +115,35 @@ struct BendTwistSlots {
     for (int i = 1; i + 1 < rod.vertex_count(); ++i) emit(std::array<int, 5>{i - 1, i - 1, i, i, i + 1}, rest[i]);
   }
 
+  /// The chain (energy/element.hpp): element k + 1 on a rod starts on element k's second edge,
+  /// whose carried frame it takes instead of carrying it again. Each edge's committed frame
+  /// is kept by both elements that share it, equal bit for bit (bend_twist_rest sets them
+  /// from the same values and every advance carries both with the same arithmetic), so the
+  /// chain changes no result: it halves the parallel transports and sin / cos of the twists.
+  struct Chain {
+    bool holds = false;  ///< `edge` is the next element's first edge
+    StencilEdge edge{0.0, Vec3::Zero(), Vec3::Zero(), {Vec3::Zero(), Vec3::Zero()}};
+  };
+  static bool continues(const std::array<int, 5>& previous, const std::array<int, 5>& next) {
+    return next[0] == previous[2] && next[1] == previous[3] && next[2] == previous[4];
+  }
+
+  /// The stencil at q with its edges carried, the first one taken from the chain when it
+  /// holds it; leaves the second in the chain.
+  static CarriedStencil carry(const Vec11& q, const Constants& c, Chain& chain, bool directors = true) {
+    CarriedStencil s;
+    s.edge[0] = chain.holds ? chain.edge : carried_edge(q, c.frames, 0, directors);
+    s.edge[1] = carried_edge(q, c.frames, 1, directors);
+    chain.edge = s.edge[1];
+    chain.holds = true;
+    carry_twist(q, c.frames, s);
+    return s;
+  }
+
   /// Commits the frames carried to q's edges.
   template <int D>
-  static void advance(const Vec<3 * D + 2>& q, Constants& c) {
-    if constexpr (D == 3) c.frames = transported_frames(q, c.frames);
+  static void advance(const Vec<3 * D + 2>& q, Constants& c, Chain& chain) {
+    if constexpr (D == 3) c.frames = frames_of(carry(q, c, chain, false));
   }
 
   /// Whether a request takes the Gauss-Newton kernel: gradient passes (no Hessian), and the
@@ -125,29 +173,33 @@ struct BendTwistTerm : detail::BendTwistSlots {
   using Energies = std::array<double, 2>;
 
   template <int D>
-  static Energies energy(const Vec<3 * D + 2>& q, const Constants& c) {
-    if constexpr (D == 3) {
-      const BendTwistStencil s = transported_stencil(q, c.frames);
-      return {material_bend_energy(s, c.bend), twist_energy(s, c.rest_twist, c.twist_stiffness)};
-    }
+  static Energies energy(const Vec<3 * D + 2>& q, const Constants& c, Chain& chain) {
+    if constexpr (D == 3) return bend_twist_energies(carry(q, c, chain), c);
     return {0.0, 0.0};
+  }
+  template <int D>
+  static Energies energy(const Vec<3 * D + 2>& q, const Constants& c) {
+    Chain chain;
+    return energy<D>(q, c, chain);
   }
 
   /// The Gauss-Newton Hessian as three rank-one terms (takes_gauss_newton), or the exact one,
   /// as it is for Exact and projected onto the PSD cone (one 11 x 11 eigen-decomposition of the
   /// sum) for Projected.
   template <int D, class Sink>
-  static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
+  static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink,
+                       Chain& chain) {
     if constexpr (D == 3) {
-      const BendTwistStencil s = transported_stencil(q, c.frames);
+      const CarriedStencil carried = carry(q, c, chain);
       if (takes_gauss_newton(request)) {
-        const BendTwistGaussNewton local = bend_twist_gauss_newton(s, c);
+        const BendTwistGaussNewton local = bend_twist_gauss_newton(carried, c);
         if (request.hessian)
           sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<3>>{local.hessian});
         else
           sink(local.energy, local.gradient, NoHessian{});
         return;
       }
+      const BendTwistStencil s = stencil_of(q, carried);
       StencilScalar sum = material_bend_local(s, c.bend, request.hessian);
       const StencilScalar twist = twist_local(s, c.rest_twist, c.twist_stiffness, request.hessian);
       const Energies energies{sum.value, twist.value};
@@ -158,6 +210,11 @@ struct BendTwistTerm : detail::BendTwistSlots {
       else
         sink(energies, sum.gradient, Mat11(project_to_psd<11>(sum.hessian)));
     }
+  }
+  template <int D, class Sink>
+  static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
+    Chain chain;
+    evaluate<D>(q, c, request, sink, chain);
   }
 };
 

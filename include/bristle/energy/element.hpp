@@ -14,6 +14,13 @@
 ///   - `energy<D>(x, constants)`: the energy of one stencil from its DOF vector x;
 ///   - `evaluate<D>(x, constants, request, sink)`: calls sink(energy, gradient, hessian) once,
 ///     the Hessian in whichever representation below suits the kernel.
+/// Optionally, a term whose consecutive stencils on a rod overlap (the bend-twist stencils
+/// share an edge) declares `Chain`, state an element hands to the next, and
+/// `continues(previous element's DOFs, element's DOFs)`, whether an element starts where the
+/// one before it ends; `energy`, `evaluate` and `advance` then take a `Chain&` last. The table
+/// evaluates a rod's elements in order, passing one Chain along and resetting it (Chain{})
+/// before an element that does not continue its predecessor. A chain may carry only what the
+/// next element would compute itself, bit for bit: results do not depend on it.
 /// Kernels are pure functions of the stencil's DOFs: the table gathers, calls and scatters,
 /// so a new term (twist, rod-rod contact) adds a struct and not a new assembly loop. The
 /// model is IPC Toolkit's local-to-global assembly (Ferguson et al., "IPC Toolkit", 2020).

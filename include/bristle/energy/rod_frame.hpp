@@ -90,6 +90,25 @@ struct BendTwistStrains {
   StencilStrain twist;
 };
 BendTwistStrains bend_twist_strains(const BendTwistStencil& s);
+
+/// One edge of a bend-twist stencil: its length, unit tangent, reference director and
+/// material directors at its twist angle. Two neighbouring stencils share an edge; the
+/// element table evaluates a rod's stencils in order and hands each its first edge from the
+/// one before (BendTwistTerm::Chain, energy/discrete_elastic_rod.hpp).
+struct StencilEdge {
+  double length = 0.0;
+  Vec3 tangent;    ///< unit
+  Vec3 reference;  ///< unit reference director, perpendicular to the tangent
+  MaterialDirectors directors;
+};
+/// The edge from `from` to `to` with reference director `reference` and twist angle `theta`
+/// (the values bend_twist_strains(s) and material_curvatures(s) compute from a stencil).
+StencilEdge stencil_edge(const Vec3& from, const Vec3& to, const Vec3& reference, double theta);
+/// bend_twist_strains of the stencil with these two edges and twist theta_i - theta_{i-1} +
+/// reference twist (the same values, bit for bit).
+BendTwistStrains bend_twist_strains(const StencilEdge (&edge)[2], double twist);
+/// material_curvatures of the stencil with these two edges (the same values, bit for bit).
+Vec2 material_curvatures(const StencilEdge (&edge)[2]);
 /// The twist alone with its gradient (bend_twist_strains(s).twist, without the curvatures).
 StencilStrain twist_strain(const BendTwistStencil& s);
 

@@ -92,7 +92,7 @@ struct LocalScatter {
   // Band scatter of scale * H, one overload per Hessian representation. `bases` holds the
   // element's kPairs bases in the order (0, 0), (1, 0), (1, 1), (2, 0), ...
 
-  static void band(const RodAssemblyTarget&, const int*, const NoHessian&) {}
+  static void band(const RodAssemblyTarget&, const int*, const NoHessian&, bool = false) {}
 
   /// Calls f(slot a, slot b, base) (slots as std::integral_constant) for each slot pair
   /// a >= b that has a block in the band.
@@ -107,7 +107,7 @@ struct LocalScatter {
     });
   }
 
-  static void band(const RodAssemblyTarget& t, const int* bases, const Mat<N, N>& h) {
+  static void band(const RodAssemblyTarget& t, const int* bases, const Mat<N, N>& h, bool = false) {
     for_each_band_pair(bases, [&](auto slot_a, auto slot_b, int base) {
       constexpr int a = decltype(slot_a)::value, b = decltype(slot_b)::value;
       constexpr int oa = Shape::offset(a), ob = Shape::offset(b);
@@ -118,7 +118,7 @@ struct LocalScatter {
   }
 
   /// [[B, -B], [-B, B]]: two vertex slots.
-  static void band(const RodAssemblyTarget& t, const int* bases, const DifferenceBlock<D>& h) {
+  static void band(const RodAssemblyTarget& t, const int* bases, const DifferenceBlock<D>& h, bool = false) {
     static_assert(K == 2 && N == 2 * D, "a difference block spans two vertex slots");
     for (int a = 0; a < 2; ++a)
       for (int b = 0; b <= a; ++b) {
@@ -133,7 +133,8 @@ struct LocalScatter {
   /// sum_k value_k v_k v_k^T over value_k > 0. Lower block (a, b), a > b, is the transpose of
   /// sum_k (w_k v_b) v_a^T, diagonal block (a, a) sum_k (w_k v_a) v_a^T.
   template <class Spectrum>
-  static void band(const RodAssemblyTarget& t, const int* bases, const PositiveSpectrum<Spectrum>& h) {
+  static void band(const RodAssemblyTarget& t, const int* bases, const PositiveSpectrum<Spectrum>& h,
+                   bool contiguous = false) {
     constexpr int kCount = Spectrum::kCount;
     double weight[kCount];
     int terms[kCount];
@@ -143,6 +144,10 @@ struct LocalScatter {
         weight[count] = t.matrix_scale * h.spectrum.value[k];
         terms[count++] = k;
       }
+    if (contiguous && count == kCount) {
+      band_lower_triangle<kCount>(t, bases[0], weight, h.spectrum);
+      return;
+    }
     for_each_band_pair(bases, [&](auto slot_a, auto slot_b, int base) {
       constexpr int a = decltype(slot_a)::value, b = decltype(slot_b)::value;
       constexpr int sa = Shape::size(a), sb = Shape::size(b), oa = Shape::offset(a), ob = Shape::offset(b);
@@ -154,6 +159,36 @@ struct LocalScatter {
       for (int i = 0; i < sa; ++i)
         for (int j = 0; j < (a == b ? i + 1 : sb); ++j)
           t.band[base + i * t.band_width + j] += a == b ? block(i, j) : block(j, i);
+    });
+  }
+
+  /// The first local index of the slot that local index i lies in.
+  static constexpr int slot_begin(int i) {
+    int a = 0;
+    while (a + 1 < K && Shape::offset(a + 1) <= i) ++a;
+    return Shape::offset(a);
+  }
+
+  /// band()'s sum for a contiguous stencil (every term positive): the whole lower triangle
+  /// in one pass, row i at base + i w, each entry the same products summed in the same order
+  /// as the slot-pair blocks ((w_k v_k[j]) v_k[i] left of i's slot, (w_k v_k[i]) v_k[j] in
+  /// it), so both paths give identical bits.
+  template <int kCount, class Spectrum>
+  static void band_lower_triangle(const RodAssemblyTarget& t, int base, const double* weight, const Spectrum& s) {
+    Vec<N> u[kCount];
+    for (int m = 0; m < kCount; ++m) u[m] = weight[m] * s.vector[m];
+    static_for<N>([&](auto row) {
+      constexpr int i = decltype(row)::value;
+      constexpr int first = slot_begin(i), length = i + 1 - first;
+      double* out = t.band + base + i * t.band_width;
+      if constexpr (first > 0) {
+        Vec<first> sum = u[0].template head<first>() * s.vector[0][i];
+        for (int m = 1; m < kCount; ++m) sum += u[m].template head<first>() * s.vector[m][i];
+        Eigen::Map<Vec<first>>(out) += sum;
+      }
+      Vec<length> sum = s.vector[0].template segment<length>(first) * u[0][i];
+      for (int m = 1; m < kCount; ++m) sum += s.vector[m].template segment<length>(first) * u[m][i];
+      Eigen::Map<Vec<length>>(out + first) += sum;
     });
   }
 
@@ -229,6 +264,12 @@ struct HasAdvance : std::false_type {};
 template <class Term>
 struct HasAdvance<Term, std::void_t<decltype(&Term::template advance<3>)>> : std::true_type {};
 
+/// Whether a term chains consecutive elements (Term::Chain, energy/element.hpp).
+template <class Term, class = void>
+struct HasChain : std::false_type {};
+template <class Term>
+struct HasChain<Term, std::void_t<typename Term::Chain>> : std::true_type {};
+
 template <class TermType>
 class ElementTable {
  public:
@@ -284,7 +325,10 @@ class ElementTable {
   void compute_bases(const DofLayout& layout, BandOfFree&& band_of_free) {
     bases_.clear();
     bases_.reserve(dofs_.size() * kPairs);
-    for (const Slots& dof : dofs_)
+    contiguous_.clear();
+    contiguous_.reserve(dofs_.size());
+    for (const Slots& dof : dofs_) {
+      const std::size_t first_pair = bases_.size();
       for (int a = 0; a < K; ++a)
         for (int b = 0; b <= a; ++b) {
           const int fa = layout.free_index(dof[a]), fb = layout.free_index(dof[b]);
@@ -302,6 +346,24 @@ class ElementTable {
             throw std::logic_error("element slots out of DOF order or outside the rod's band");
           bases_.push_back(band_index(fa - first, fb - first, width));
         }
+      // Contiguous: every slot free and the slots' free DOFs consecutive, so that local entry
+      // (i, j) of the lower triangle is at bases[0] + i w + j (LocalScatter::band's fast path).
+      bool contiguous = bases_[first_pair] >= 0;
+      if (contiguous) {
+        const int w = band_of_free(layout.free_index(dof[0])).second;
+        int offset_a = 0;
+        for (int a = 0; a < K; ++a) {
+          int offset_b = 0;
+          for (int b = 0; b <= a; ++b) {
+            const int base = bases_[first_pair + a * (a + 1) / 2 + b];
+            contiguous = contiguous && base >= 0 && base == bases_[first_pair] + offset_a * w + offset_b;
+            offset_b += Term::kSlots[b] == SlotKind::Vertex ? layout.dimension() : 1;
+          }
+          offset_a += Term::kSlots[a] == SlotKind::Vertex ? layout.dimension() : 1;
+        }
+      }
+      contiguous_.push_back(contiguous ? 1 : 0);
+    }
   }
 
   /// The energy of one rod's elements, summed in element order; kept for rod_energy().
@@ -309,8 +371,9 @@ class ElementTable {
   double rod_energy(int rod, const VecX& x) const {
     using Scatter = LocalScatter<Term, D>;
     EnergyParts sum{};
-    for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k)
-      add_energy(sum, Term::template energy<D>(Scatter::gather(x, dofs_[k]), constants_[k]));
+    visit_elements(rod_begin_[rod], rod_begin_[rod + 1], [&](int k, auto&... chain) {
+      add_energy(sum, Term::template energy<D>(Scatter::gather(x, dofs_[k]), constants_[k], chain...));
+    });
     rod_energy_[rod] = sum;
     return total(sum);
   }
@@ -323,17 +386,20 @@ class ElementTable {
     const bool want_matrix = t.band != nullptr;
     const bool want_product = t.w != nullptr && t.kw != nullptr;
     EnergyParts sum{};
-    for (int k = rod_begin_[rod]; k < rod_begin_[rod + 1]; ++k) {
+    visit_elements(rod_begin_[rod], rod_begin_[rod + 1], [&](int k, auto&... chain) {
       const Slots& dof = dofs_[k];
       const int* bases = &bases_[static_cast<std::size_t>(k) * kPairs];
-      Term::template evaluate<D>(Scatter::gather(x, dof), constants_[k], request,
-                                 [&](const auto& energy, const auto& gradient, const auto& hessian) {
-                                   add_energy(sum, energy);
-                                   Scatter::add(*t.gradient, dof, gradient);
-                                   if (want_matrix) Scatter::band(t, bases, hessian);
-                                   if (want_product) Scatter::product(t, dof, hessian);
-                                 });
-    }
+      const bool contiguous = contiguous_[k] != 0;
+      Term::template evaluate<D>(
+          Scatter::gather(x, dof), constants_[k], request,
+          [&](const auto& energy, const auto& gradient, const auto& hessian) {
+            add_energy(sum, energy);
+            Scatter::add(*t.gradient, dof, gradient);
+            if (want_matrix) Scatter::band(t, bases, hessian, contiguous);
+            if (want_product) Scatter::product(t, dof, hessian);
+          },
+          chain...);
+    });
     rod_energy_[rod] = sum;
   }
 
@@ -343,7 +409,9 @@ class ElementTable {
   void advance(const VecX& x) {
     if constexpr (HasAdvance<Term>::value) {
       using Scatter = LocalScatter<Term, D>;
-      for (int k = 0; k < size(); ++k) Term::template advance<D>(Scatter::gather(x, dofs_[k]), constants_[k]);
+      visit_elements(0, size(), [&](int k, auto&... chain) {
+        Term::template advance<D>(Scatter::gather(x, dofs_[k]), constants_[k], chain...);
+      });
     }
   }
 
@@ -416,6 +484,22 @@ class ElementTable {
   const EnergyParts& last_coupling_energy_parts() const { return coupling_energy_; }
 
  private:
+  /// Calls f(k) for the elements [begin, end) in order; for a chained term f(k, chain), the
+  /// term's chain passed along and reset before an element that does not continue the one
+  /// before it (energy/element.hpp).
+  template <class F>
+  void visit_elements(int begin, int end, F&& f) const {
+    if constexpr (HasChain<Term>::value) {
+      typename Term::Chain chain{};
+      for (int k = begin; k < end; ++k) {
+        if (k > begin && !Term::continues(dofs_[k - 1], dofs_[k])) chain = typename Term::Chain{};
+        f(k, chain);
+      }
+    } else {
+      for (int k = begin; k < end; ++k) f(k);
+    }
+  }
+
   // A term with one breakdown entry gives its energy as a double, a fused one as EnergyParts.
   static void add_energy(EnergyParts& sum, double energy) {
     static_assert(kEnergyParts == 1, "a term with several energy entries returns one value per entry");
@@ -436,6 +520,7 @@ class ElementTable {
   std::vector<Constants> constants_;
   std::vector<int> rod_begin_;
   std::vector<int> bases_;
+  std::vector<unsigned char> contiguous_;  // per element: compute_bases' contiguous stencils
   // Per-rod energy sums of the last evaluation (mutable: energy evaluation is const).
   mutable std::vector<EnergyParts> rod_energy_;
   std::vector<Slots> coupling_dofs_;
