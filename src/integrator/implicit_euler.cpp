@@ -1035,7 +1035,9 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // report rather than split again and again.
     if (!converged && contact && !contact_.contacts().empty() && k >= kContactIterations) {
       ctx.report.converged = false;
-      ctx.v = ctx.contact_guess_v;
+      // With rod contact every iterate is feasible and the last is the furthest along: the
+      // first solve was cut by CCD as much as any, so going back to it throws the step away.
+      if (!barrier) ctx.v = ctx.contact_guess_v;
       update_end_positions();
       ctx.end_energies_known = false;
       if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
