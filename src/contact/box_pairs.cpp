@@ -8,6 +8,10 @@
 
 #include "bristle/contact/uniform_grid.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace bristle {
 namespace {
 
@@ -16,7 +20,8 @@ constexpr std::int64_t kMaxCellsPerBox = 64;
 }  // namespace
 
 std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox>& boxes,
-                                                       const std::function<bool(int, int)>& skip) {
+                                                       const std::function<bool(int, int)>& skip, int threads) {
+  threads = std::max(threads, 1);
   std::vector<std::pair<int, int>> pairs;
   const int n = static_cast<int>(boxes.size());
   if (n < 2) return pairs;
@@ -49,21 +54,32 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
         for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
   }
   std::sort(entries.begin(), entries.end());
-  for (std::size_t begin = 0; begin < entries.size();) {
-    std::size_t end = begin;
-    while (end < entries.size() && entries[end].first == entries[begin].first) ++end;
-    for (std::size_t a = begin; a < end; ++a)
-      for (std::size_t b = a + 1; b < end; ++b) {
+  std::vector<std::size_t> runs;  // starts of runs of one cell, and the end
+  for (std::size_t k = 0; k < entries.size(); ++k)
+    if (k == 0 || entries[k].first != entries[k - 1].first) runs.push_back(k);
+  runs.push_back(entries.size());
+  const int run_count = static_cast<int>(runs.size()) - 1;
+  // Cells on threads, each pair found in one cell only (the cell of the intersection's lower
+  // corner), the pairs sorted at the end: the same list for any thread count.
+  std::vector<std::vector<std::pair<int, int>>> found(threads);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && run_count > 256)
+  for (int r = 0; r < run_count; ++r) {
+#ifdef _OPENMP
+    std::vector<std::pair<int, int>>& out = found[omp_get_thread_num()];
+#else
+    std::vector<std::pair<int, int>>& out = found[0];
+#endif
+    for (std::size_t a = runs[r]; a < runs[r + 1]; ++a)
+      for (std::size_t b = a + 1; b < runs[r + 1]; ++b) {
         int i = entries[a].second, j = entries[b].second;
         if (j < i) std::swap(i, j);
         if (!boxes_overlap(boxes[i], boxes[j])) continue;
-        // Only in the cell of the intersection's lower corner: each pair once.
-        if (UniformGrid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[begin].first) continue;
+        if (UniformGrid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[runs[r]].first) continue;
         if (skip && skip(i, j)) continue;
-        pairs.emplace_back(i, j);
+        out.emplace_back(i, j);
       }
-    begin = end;
   }
+  for (auto& part : found) pairs.insert(pairs.end(), part.begin(), part.end());
   std::vector<char> is_large(n, 0);
   for (const int i : large) is_large[i] = 1;
   for (const int i : large)

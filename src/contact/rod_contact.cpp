@@ -12,97 +12,16 @@
 #include <omp.h>
 #endif
 
+#include "bristle/contact/box_pairs.hpp"
 #include "bristle/contact/capsule_ccd.hpp"
 #include "bristle/contact/segment_distance.hpp"
-#include "bristle/contact/uniform_grid.hpp"
 
 namespace bristle {
 namespace {
 
 constexpr double kHalfPi = 1.57079632679489661923;
-constexpr std::int64_t kMaxCell = UniformGrid::kMaxCell;
-constexpr std::int64_t kMaxCellsPerSegment = 64;
 // The barrier's force scale where gravity is weak or absent [m/s^2].
 constexpr double kMinimumAcceleration = 1.0;
-
-struct Box {
-  Vec3 lo, hi;
-};
-
-bool overlap(const Box& a, const Box& b) {
-  return (a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all();
-}
-
-
-/// Pairs (i < j) of boxes that overlap, each once, sorted; `skip(i, j)` drops pairs early.
-template <class Skip>
-std::vector<std::pair<int, int>> overlapping_boxes(const std::vector<Box>& boxes, int threads, Skip&& skip) {
-  std::vector<std::pair<int, int>> pairs;
-  const int n = static_cast<int>(boxes.size());
-  if (n < 2) return pairs;
-  UniformGrid grid;
-  Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
-  double sides = 0.0;
-  for (const Box& b : boxes) {
-    lo = lo.cwiseMin(b.lo);
-    hi = hi.cwiseMax(b.hi);
-    sides += (b.hi - b.lo).maxCoeff();
-  }
-  grid.origin = lo;
-  const double size = std::max(sides / n, (hi - lo).maxCoeff() / (kMaxCell - 1));
-  grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
-
-  std::vector<std::pair<std::uint64_t, int>> entries;
-  std::vector<int> large;
-  for (int i = 0; i < n; ++i) {
-    const auto a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
-    std::int64_t cells = 1;
-    for (int k = 0; k < 3; ++k) cells *= std::min(b[k] - a[k] + 1, kMaxCellsPerSegment + 1);
-    if (cells > kMaxCellsPerSegment) {
-      large.push_back(i);
-      continue;
-    }
-    for (std::int64_t x = a[0]; x <= b[0]; ++x)
-      for (std::int64_t y = a[1]; y <= b[1]; ++y)
-        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
-  }
-  std::sort(entries.begin(), entries.end());
-  std::vector<std::size_t> runs;  // starts of runs of one cell, and the end
-  for (std::size_t k = 0; k < entries.size(); ++k)
-    if (k == 0 || entries[k].first != entries[k - 1].first) runs.push_back(k);
-  runs.push_back(entries.size());
-  const int run_count = static_cast<int>(runs.size()) - 1;
-
-  // Each pair is taken in the one cell holding the lower corner of the boxes' intersection.
-  std::vector<std::vector<std::pair<int, int>>> found(threads);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1 && run_count > 256)
-  for (int r = 0; r < run_count; ++r) {
-#ifdef _OPENMP
-    std::vector<std::pair<int, int>>& out = found[omp_get_thread_num()];
-#else
-    std::vector<std::pair<int, int>>& out = found[0];
-#endif
-    for (std::size_t a = runs[r]; a < runs[r + 1]; ++a)
-      for (std::size_t b = a + 1; b < runs[r + 1]; ++b) {
-        int i = entries[a].second, j = entries[b].second;
-        if (j < i) std::swap(i, j);
-        if (!overlap(boxes[i], boxes[j]) || skip(i, j)) continue;
-        if (UniformGrid::key(grid.cell(boxes[i].lo.cwiseMax(boxes[j].lo))) != entries[runs[r]].first) continue;
-        out.emplace_back(i, j);
-      }
-  }
-  for (auto& part : found) pairs.insert(pairs.end(), part.begin(), part.end());
-  std::vector<char> is_large(n, 0);
-  for (const int i : large) is_large[i] = 1;
-  for (const int i : large)
-    for (int j = 0; j < n; ++j) {
-      if (j == i || (is_large[j] && j < i)) continue;
-      const int a = std::min(i, j), b = std::max(i, j);
-      if (overlap(boxes[a], boxes[b]) && !skip(a, b)) pairs.emplace_back(a, b);
-    }
-  std::sort(pairs.begin(), pairs.end());
-  return pairs;
-}
 
 }  // namespace
 
@@ -174,7 +93,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   pairs.clear();
   overlapping = 0;
   if (!enabled_) return;
-  std::vector<Box> boxes(segments_.size());
+  std::vector<AxisBox> boxes(segments_.size());
   for (std::size_t k = 0; k < segments_.size(); ++k) {
     const Segment& s = segments_[k];
     const Vec3 a = point(x_from, s.dof0), b = point(x_from, s.dof1), c = point(x_to, s.dof0), d = point(x_to, s.dof1);
@@ -182,9 +101,8 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
     boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
   }
-  const auto candidates = overlapping_boxes(boxes, threads_, [&](int i, int j) {
-    return excluded(segments_[i], segments_[j]);
-  });
+  const auto candidates = overlapping_box_pairs(
+      boxes, [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_);
   const double acceleration = std::max(gravity_, kMinimumAcceleration);
   for (const auto& [i, j] : candidates) {
     const Segment& a = segments_[i];

@@ -1,8 +1,8 @@
 #pragma once
 /// Pairs of overlapping axis-aligned boxes: a broad phase on the uniform grid of
 /// contact/uniform_grid.hpp, for any set of boxes (segments at one instant, or swept over a
-/// motion). The same algorithm as the broad phases of contact/rod_overlaps.hpp and
-/// contact/rod_contact.hpp:
+/// motion). Rod contact's broad phase (contact/rod_contact.hpp) and `check-contact`'s; the
+/// same algorithm as contact/rod_overlaps.hpp's:
 ///
 ///   - cells of side h = the boxes' average largest side (at least the extent over the grid's
 ///     cell range, so clamping only catches overflow), anchored at the lower corner of all;
@@ -12,7 +12,8 @@
 ///   - a box touching more than 64 cells (much longer than the average) stays out of the grid
 ///     and is tested against every box directly.
 ///
-/// Deterministic: the result depends only on the boxes, and is sorted.
+/// Deterministic: the result depends only on the boxes, and is sorted, for any `threads` (cells
+/// are shared among them; `skip` must then be safe to call from several threads).
 
 #include <functional>
 #include <utility>
@@ -33,6 +34,7 @@ inline bool boxes_overlap(const AxisBox& a, const AxisBox& b) {
 /// Every pair (i, j), i < j, of overlapping boxes for which `skip(i, j)` is false (or every
 /// overlapping pair without `skip`), once each, sorted.
 std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox>& boxes,
-                                                       const std::function<bool(int, int)>& skip = {});
+                                                       const std::function<bool(int, int)>& skip = {},
+                                                       int threads = 1);
 
 }  // namespace bristle
