@@ -11,12 +11,12 @@
 #include <utility>
 
 #include "bristle/contact/box_pairs.hpp"
+#include "bristle/contact/contact_pairs.hpp"
 #include "bristle/contact/segment_distance.hpp"
 
 namespace bristle {
 namespace {
 
-constexpr double kHalfPi = 1.57079632679489661923;
 // Intervals of the motion narrower than this are not split further (about 1e-12 of it).
 constexpr double kMinInterval = 1.0 / 1099511627776.0;  // 2^-40
 
@@ -121,14 +121,7 @@ ContactChecker::ContactChecker(std::vector<ContactCheckRod> rods, bool self, int
   first_segment_.push_back(static_cast<int>(segments_.size()));
 }
 
-// RodContact::excluded (src/contact/rod_contact.cpp), the same arithmetic.
-bool ContactChecker::excluded(const Segment& a, const Segment& b) const {
-  if (a.rod != b.rod) return false;
-  if (!self_ || std::abs(a.index - b.index) < 2) return true;
-  const Segment& first = a.index < b.index ? a : b;
-  const Segment& second = a.index < b.index ? b : a;
-  return second.arc_start - (first.arc_start + first.rest_length) <= kHalfPi * (a.radius + b.radius);
-}
+bool ContactChecker::excluded(const Segment& a, const Segment& b) const { return contact_pair_excluded(a, b, self_); }
 
 bool ContactChecker::subject_to_contact(int rod_a, int segment_a, int rod_b, int segment_b) const {
   return !excluded(segments_.at(first_segment_.at(rod_a) + segment_a), segments_.at(first_segment_.at(rod_b) + segment_b));

@@ -13,13 +13,13 @@
 #endif
 
 #include "bristle/contact/box_pairs.hpp"
+#include "bristle/contact/contact_pairs.hpp"
 #include "bristle/contact/capsule_ccd.hpp"
 #include "bristle/contact/segment_distance.hpp"
 
 namespace bristle {
 namespace {
 
-constexpr double kHalfPi = 1.57079632679489661923;
 // The barrier's force scale where gravity is weak or absent [m/s^2].
 constexpr double kMinimumAcceleration = 1.0;
 
@@ -55,13 +55,7 @@ Vec3 RodContact::point(const VecX& x, int dof) const {
   return p;
 }
 
-bool RodContact::excluded(const Segment& a, const Segment& b) const {
-  if (a.rod != b.rod) return false;
-  if (!self_ || std::abs(a.index - b.index) < 2) return true;
-  const Segment& first = a.index < b.index ? a : b;
-  const Segment& second = a.index < b.index ? b : a;
-  return second.arc_start - (first.arc_start + first.rest_length) <= kHalfPi * (a.radius + b.radius);
-}
+bool RodContact::excluded(const Segment& a, const Segment& b) const { return contact_pair_excluded(a, b, self_); }
 
 const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to) {
   collect(x_from, x_to, pairs_, overlapping_);
