@@ -139,6 +139,31 @@ double RodContact::max_step(const VecX& x_from, const VecX& x_to, double keep,
   return step;
 }
 
+void RodContact::pair_steps(const VecX& x_from, const VecX& x_to, double keep, std::vector<double>& steps,
+                            std::vector<char>& active) const {
+  const int count = static_cast<int>(pairs_.size());
+  steps.assign(pairs_.size(), 1.0);
+  active.assign(pairs_.size(), 0);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1 && count > 64)
+  for (int k = 0; k < count; ++k) {
+    const auto& d = pairs_[k].dofs;
+    const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
+    active[k] = segment_distance(p0, p1, q0, q1).distance - pairs_[k].constants.reach < pairs_[k].constants.gap_hat;
+    steps[k] = capsule_time_of_impact(p0, p1, q0, q1, point(x_to, d[0]) - p0, point(x_to, d[1]) - p1,
+                                      point(x_to, d[2]) - q0, point(x_to, d[3]) - q1, pairs_[k].constants.reach,
+                                      keep);
+  }
+}
+
+double RodContact::pair_step(const VecX& x_from, const VecX& x_to, int k, double scale_p, double scale_q,
+                             double keep) const {
+  const auto& d = pairs_[k].dofs;
+  const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
+  return capsule_time_of_impact(p0, p1, q0, q1, scale_p * (point(x_to, d[0]) - p0), scale_p * (point(x_to, d[1]) - p1),
+                                scale_q * (point(x_to, d[2]) - q0), scale_q * (point(x_to, d[3]) - q1),
+                                pairs_[k].constants.reach, keep);
+}
+
 double RodContact::max_step_reversed(const VecX& x_from, const VecX& x_to, double keep) const {
   double step = 1.0;
   for (const RodContactPair& pair : pairs_) {

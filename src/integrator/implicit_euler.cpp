@@ -470,8 +470,9 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
     // h beta K v = damping_scale product (see assemble()); dv^T K dv from the system matrix:
     // dv^T J dv = (1 + h alpha) dv^T M dv + (h^2 + h beta) dv^T K dv.
     linear_damping = damping_scale * dv.dot(ctx.product);
-    ctx.system_dv.noalias() = system_matrix() * ctx.dv_free;
-    const double dv_j_dv = ctx.dv_free.dot(ctx.system_dv);
+    const VecX& dv_free = ctx.ccd_cut ? ctx.search_dv_free : ctx.dv_free;
+    ctx.system_dv.noalias() = system_matrix() * dv_free;
+    const double dv_j_dv = dv_free.dot(ctx.system_dv);
     quadratic_damping = 0.5 * h * beta * (dv_j_dv - (1.0 + h * alpha) * dv_m_dv) / (h * h + h * beta);
   }
   constexpr double kArmijo = 1e-4;
@@ -579,9 +580,22 @@ void ImplicitEuler::load_contact_pairs(const VecX& x_from, const VecX& x_to) {
 
 double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   // From the iterate x^ + h v to the full step x^ + h (v + dv): dv is zero on fixed DOFs.
+  //
+  // Rods are coupled only by the barrier's pairs within g^ at the iterate and by the step's
+  // friction elements: the system is block diagonal over the groups of rods these pairs join.
+  // Newton's direction restricted to one group is that group's own Newton direction, a descent
+  // direction of Phi, and any positive scaling of each group's part still descends. So each
+  // group goes the fraction CCD allows its own pairs, not the smallest fraction over the whole
+  // scene: a pair pressed at a tiny gap slows its own rods, not a brush's every bristle. A pair
+  // of two groups that would touch with their two fractions joins them (one group, the smaller
+  // fraction), until no such pair is left: at worst one group and one fraction, the plain
+  // CCD-limited step. Pairs found on no path stay apart: each group's path is part of the full
+  // one, on which their swept boxes do not meet.
   const double h = ctx.h;
   const VecX& x_hat = *ctx.x_hat;
   const int dofs = static_cast<int>(x_hat.size());
+  constexpr double kKeep = 0.1;
+  ctx.ccd_cut = false;
   ctx.trial_x.resize(dofs);
   ctx.linearization_point.resize(dofs);
   for_each_entry(dofs, settings_.threads, [&](int i) {
@@ -590,9 +604,77 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   });
   if (!ctx.trial_x.allFinite()) return 0.0;
   load_contact_pairs(ctx.linearization_point, ctx.trial_x);
-  const double step = rod_contact_.max_step(ctx.linearization_point, ctx.trial_x);
-  if (step < 1.0) ++ctx.report.ccd_limited;
-  return step;
+  rod_contact_.pair_steps(ctx.linearization_point, ctx.trial_x, kKeep, pair_steps_, pair_active_);
+  const DofLayout& layout = model_.layout;
+  const int rod_count = layout.rod_count();
+  const std::vector<RodContactPair>& pairs = rod_contact_.pairs();
+  const int pair_count = static_cast<int>(pairs.size());
+  pair_rods_.resize(pair_count);
+  for (int k = 0; k < pair_count; ++k)
+    pair_rods_[k] = {layout.dof_owner(pairs[k].dofs[0]).first, layout.dof_owner(pairs[k].dofs[2]).first};
+  auto rod_of = [&](int dof) { return layout.dof_owner(dof).first; };
+  rod_group_.resize(rod_count);
+  group_step_.assign(rod_count, 1.0);
+  for (int r = 0; r < rod_count; ++r) rod_group_[r] = r;
+  auto group_of = [&](int rod) {
+    while (rod_group_[rod] != rod) rod = rod_group_[rod] = rod_group_[rod_group_[rod]];
+    return rod;
+  };
+  auto join = [&](int rod_a, int rod_b) {
+    const int a = group_of(rod_a), b = group_of(rod_b);
+    if (a == b) return;
+    rod_group_[std::max(a, b)] = std::min(a, b);
+    group_step_[std::min(a, b)] = std::min(group_step_[a], group_step_[b]);
+  };
+  for (int k = 0; k < pair_count; ++k)
+    if (pair_active_[k]) join(pair_rods_[k].first, pair_rods_[k].second);
+  const ElementTable<RodFrictionTerm>& friction = assembler_.table<RodFrictionTerm>();
+  for (int k = 0; k < friction.coupling_size(); ++k)
+    join(rod_of(friction.coupling_dofs(k)[0]), rod_of(friction.coupling_dofs(k)[2]));
+  // Each group's fraction: the smallest over the pairs within it.
+  auto settle = [&] {
+    for (int k = 0; k < pair_count; ++k) {
+      const int a = group_of(pair_rods_[k].first);
+      if (a == group_of(pair_rods_[k].second)) group_step_[a] = std::min(group_step_[a], pair_steps_[k]);
+    }
+  };
+  settle();
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (int k = 0; k < pair_count; ++k) {
+      const int a = group_of(pair_rods_[k].first), b = group_of(pair_rods_[k].second);
+      if (a == b) continue;
+      const double step_a = group_step_[a], step_b = group_step_[b];
+      // Both whole, or cut alike: the pair's own bound holds for that fraction.
+      if (step_a == step_b && step_a <= pair_steps_[k]) continue;
+      if (rod_contact_.pair_step(ctx.linearization_point, ctx.trial_x, k, step_a, step_b, kKeep) >= 1.0) continue;
+      join(a, b);
+      joined = true;
+    }
+    if (joined) settle();
+  }
+  double smallest = 1.0, largest = 0.0;
+  for (int r = 0; r < rod_count; ++r) {
+    const double step = group_step_[group_of(r)];
+    smallest = std::min(smallest, step);
+    largest = std::max(largest, step);
+  }
+  if (smallest < 1.0) ++ctx.report.ccd_limited;
+  // One fraction for all (a single group, or all cut alike): the plain step bound.
+  if (smallest == largest) return smallest;
+  ctx.ccd_cut = true;
+  ctx.search_dv_free = ctx.dv_free;
+  for (int r = 0; r < rod_count; ++r) {
+    const double step = group_step_[group_of(r)];
+    if (step == 1.0) continue;
+    const auto [first, last] = layout.rod_dof_range(r);
+    for (int dof = first; dof < last; ++dof) {
+      ctx.dv[dof] *= step;
+      const int f = layout.free_index(dof);
+      if (f >= 0) ctx.search_dv_free[f] *= step;
+    }
+  }
+  return 1.0;
 }
 
 void ImplicitEuler::carry_with_handles(StepContext& ctx) {
@@ -684,6 +766,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   // another on the way), and searched from there; never linearised at the start.
   const double h = ctx.h, beta = model_.damping_stiffness;
   ctx.step_length = 1.0;
+  ctx.ccd_cut = false;
   ctx.end_energies_known = false;
   const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
   const bool barrier = rod_contact_.enabled();
@@ -707,7 +790,8 @@ void ImplicitEuler::line_search(StepContext& ctx) {
     if (searchable) {
       // K v = product / (h^2 + h beta) at the start (w = (h^2 + h beta) v^), product / (h beta) after.
       const double damping_scale = ctx.at_start ? h * beta / (h * h + h * beta) : 1.0;
-      const double slope = -ctx.rhs_free.dot(ctx.dv_free);  // r . dv < 0: J is SPD
+      // r . dv < 0: J is SPD (and, cut by group, each group's part descends on its own)
+      const double slope = -ctx.rhs_free.dot(ctx.ccd_cut ? ctx.search_dv_free : ctx.dv_free);
       const LineSearch search = search_phi(ctx, potential_at_v, slope, damping_scale, max_step);
       ctx.step_length = search.step;
       // A failed search takes nothing: no iterate may raise Phi. Newton's directions descend
@@ -1014,7 +1098,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // Rod contact alone: a first Newton step taken whole and already below the tolerance is
     // converged (a rod at rest stays so in one solve).
     if (barrier && !contact)
-      converged = ctx.step_length == 1.0 && ctx.report.correction <= step_tolerance() && friction_converged(ctx);
+      converged = ctx.step_length == 1.0 && !ctx.ccd_cut && ctx.report.correction <= step_tolerance() &&
+                  friction_converged(ctx);
   }
   // Newton from the guess, until its correction is below the tolerance; and where the step
   // would gain energy, on until the energy test passes too (converged backward Euler did not

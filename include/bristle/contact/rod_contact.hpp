@@ -73,6 +73,14 @@ class RodContact {
   double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1,
                   const std::function<bool(const RodContactPair&)>& checked = {}) const;
 
+  /// max_step for each current pair alone, in the order of pairs(); `active[k]` says whether
+  /// pair k's gap at x_from is below g^ (the barrier couples its rods there).
+  void pair_steps(const VecX& x_from, const VecX& x_to, double keep, std::vector<double>& steps,
+                  std::vector<char>& active) const;
+  /// max_step for pair k alone when its first segment goes the fraction `scale_p` of its path
+  /// and its second the fraction `scale_q`.
+  double pair_step(const VecX& x_from, const VecX& x_to, int k, double scale_p, double scale_q, double keep) const;
+
   /// max_step over only the pairs whose closest-point direction P(s) - Q(t) reverses between
   /// x_from and x_to (their order swaps: one passed through, or around, the other). Pairs
   /// sliding along each other keep it and are left alone, where CCD's bound would creep.

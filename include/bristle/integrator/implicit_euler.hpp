@@ -182,6 +182,10 @@ struct StepContext {
   VecX contact_guess_v;  ///< with colliders: the first solve's velocity (the converged solver's fallback)
   EnergyBreakdown potential_at_lin;
   double step_length = 1.0;
+  /// With rod contact: dv was cut by CCD on some group of rods (limit_step_by_ccd), so even a
+  /// step_length of 1 is not Newton's full step; search_dv_free is that cut direction.
+  bool ccd_cut = false;
+  VecX search_dv_free;
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
   // Energies.
   double energy_start = 0.0;       ///< total energy at t0
@@ -289,6 +293,10 @@ class ImplicitEuler {
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
+  std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
+  std::vector<int> rod_group_;
+  std::vector<char> pair_active_;
+  std::vector<std::pair<int, int>> pair_rods_;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
   /// handle's motion, as far as CCD from x0 allows.
   void carry_with_handles(StepContext& ctx);
