@@ -436,6 +436,14 @@ bool ImplicitEuler::solve(StepContext& ctx) {
       report.failed_rod = rod;
       report.failed_vertex = vertex;
     }
+    // Rods pressed on each other are what the per-rod preconditioner cannot see: say so.
+    if (coupled_ && rod_contact_.enabled() && ctx.x_lin) {
+      const int pressed = rod_contact_.measure(*ctx.x_lin).pairs;
+      if (pressed > 0)
+        message << "; " << pressed << " pairs of segments pressed on each other tie their rods together, which the "
+                << "per-rod preconditioner does not see: raise solver.cg_max_iterations (docs/contact.md, \"Limits "
+                << "of rod-rod contact today\")";
+    }
     report.ok = false;
     report.failure = message.str();
     return false;

@@ -337,6 +337,24 @@ TEST_CASE("rod-rod contact: a pair pressed in a pile slows its own rods, not a s
   CHECK(line[line.size() / 2].y() < 1e-4);
 }
 
+TEST_CASE("rod-rod contact: a linear solve that fails on pressed rods says what ties them and what to raise") {
+  // rod_pile.json with CG capped at 2 iterations: the rods resting on each other couple the
+  // system beyond what the per-rod preconditioner solves in 2, and the step fails. The message
+  // names the pressed pairs and the setting to raise, not only the residual.
+  std::ifstream file(std::string(test::kScenesDir) + "/rod_pile.json");
+  json scene = json::parse(file);
+  scene["solver"]["cg_max_iterations"] = 2;
+  scene["solver"]["newton_iterations"] = 3;
+  const Scene loaded = load_scene_from_string(scene.dump(), "rod_pile_capped.json");
+  test::TempFolder folder("rod-pile-capped");
+  const RunResult result = run_simulation(loaded, folder / "out");
+  REQUIRE_FALSE(result.ok());
+  INFO(result.message);
+  CHECK(result.message.find("conjugate gradient did not converge") != std::string::npos);
+  CHECK(result.message.find("pressed on each other") != std::string::npos);
+  CHECK(result.message.find("solver.cg_max_iterations") != std::string::npos);
+}
+
 TEST_CASE("rod-rod friction: hair strands dropped across held rods settle without failing the step") {
   // Six strands (50 um hair, 24 edges) dropped across two held rods, rod friction 0.25,
   // 1/60 s (tests/contact/scenes/hair_on_rails_friction.json, 9 steps). Steps with friction
