@@ -138,6 +138,18 @@ std::string RodsReader::claim_name(const ObjectReader& reader, const std::string
   return name;
 }
 
+// Whether a rest shape bends anywhere: a turning angle above round-off (1e-6 rad; a straight
+// line given with rounded coordinates turns by far less).
+bool rest_shape_is_curved(const std::vector<Vec3>& vertices) {
+  constexpr double kStraightAngle = 1e-6;  // [rad]
+  for (std::size_t i = 1; i + 1 < vertices.size(); ++i) {
+    const Vec3 a = vertices[i] - vertices[i - 1], b = vertices[i + 1] - vertices[i];
+    const double angle = std::atan2(a.cross(b).norm(), a.dot(b));
+    if (angle > kStraightAngle) return true;
+  }
+  return false;
+}
+
 void RodsReader::count_vertices(const ObjectReader& reader, std::size_t count) {
   vertex_total_ += static_cast<long long>(count);
   if (vertex_total_ > kMaxSceneVertices)
@@ -155,6 +167,7 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
   if (const auto r = reader.find("rest")) rest = r->choice({"initial", "straight"});
   // Discrete elastic rods (twist DOFs and material frames) are 3D.
   bool twist = false;
+  const bool twist_given = reader.has("twist");
   if (const auto t = reader.find("twist")) {
     twist = t->boolean();
     if (twist && dimension_ != 3) reader.fail_at("twist", "rods twist only in 3D scenes (\"dimension\": 3)");
@@ -261,12 +274,18 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     const std::string rod_name = claim_name(reader, is_brush ? name + "_" + std::to_string(k) : name, is_brush);
     count_vertices(reader, vertices.size());
 
+    // Right by default: a 3D rod at rest in a curved shape keeps that shape only with material
+    // frames (without them its rest turning angles are unsigned, and a helix unwinds under
+    // gravity, an arc spins about its root tangent). Unless told otherwise, such a rod twists.
+    const bool twists_by_default = dimension_ == 3 && rest == "initial" && rest_shape_is_curved(vertices);
+    const bool rod_twist = twist || (!twist_given && twists_by_default);
     nlohmann::json expanded = {{"name", rod_name},
                                {"material", material.expanded},
                                {"vertices", vertices_json(vertices, dimension_)},
                                {"fixed", fixed},
                                {"rest", rest}};
-    if (twist) expanded["twist"] = true;
+    if (rod_twist) expanded["twist"] = true;
+    else if (twists_by_default) expanded["twist"] = false;  // told not to: the expanded scene says so too
     if (!material_normal.isZero()) expanded["material_normal"] = vector_json(material_normal, 3);
     if (rest_twist != 0.0) expanded["rest_twist"] = rest_twist;
     if (!twist_fixed_expanded.is_null()) expanded["twist_fixed"] = twist_fixed_expanded;
@@ -277,7 +296,7 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     RodSpec spec{rod_name, material.material, std::move(vertices), fixed,
                  rest == "straight" ? RestShape::Straight : RestShape::Initial, {}, reader.pointer(),
                  material.pointer.empty() ? reader.pointer_to("material") : material.pointer};
-    spec.twist = twist;
+    spec.twist = rod_twist;
     spec.material_normal = material_normal;
     spec.rest_twist = rest_twist;
     spec.twist_root = twist_ends[0];

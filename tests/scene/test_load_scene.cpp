@@ -123,9 +123,13 @@ TEST_CASE("scene: a valid 3D scene loads with every key honoured") {
   CHECK(line.rest_length() == doctest::Approx(0.03));
   for (double angle : line.rest_angles) CHECK(angle == 0.0);
 
+  // `bent` rests bent in 3D without a "twist" key: it twists by default, one twist DOF per
+  // edge (the first edge's clamped by its fixed vertices 0 and 1); `line` is straight.
+  CHECK(bent.twist);
+  CHECK_FALSE(line.twist);
   CHECK(model.layout.vertex_count() == 34);  // finalized
-  CHECK(model.layout.dof_count() == 3 * 34);
-  CHECK(model.layout.free_dof_count() == 3 * (34 - 3));
+  CHECK(model.layout.dof_count() == 3 * 34 + 2);
+  CHECK(model.layout.free_dof_count() == 3 * (34 - 3) + 1);
 
   REQUIRE(model.loads.size() == 1);
   CHECK(model.loads[0].rod == 1);
@@ -365,6 +369,42 @@ TEST_CASE("scene: a top-level \"$schema\" string is accepted for editors and lef
     CHECK(e.pointer() == "/schema");
     CHECK(e.message().find("did you mean \"$schema\"?") != std::string::npos);
   }
+}
+
+TEST_CASE("scene: a 3D rod at rest in a curved shape twists unless told not to") {
+  // Without material frames a curved 3D rest shape is kept angle by angle but not in its
+  // bending direction: a helix unwinds under gravity. So a 3D rod with "rest": "initial" (the
+  // default) whose vertices bend anywhere gets twist by default; a straight one, a rod with
+  // "rest": "straight", an explicit "twist": false and any 2D rod do not.
+  auto load = [](const std::string& dimension, const std::string& rods) {
+    return load_scene_from_string(R"({ "format": "bristle-scene/1", "dimension": )" + dimension + R"(,
+      "time": { "dt": 0.01, "duration": 1 },
+      "materials": { "hair": { "density": 1300, "radius": 5e-5, "youngs_modulus": 3e9 } },
+      "rods": [)" + rods + "] }",
+                                  "default_twist.json");
+  };
+  const Scene scene = load("3", R"(
+      { "name": "helix", "material": "hair", "fixed": [0, 1],
+        "generator": { "type": "helix", "centre": [0, 0, 0], "axis": [0, -1, 0], "radius": 0.005,
+                       "pitch": 0.005, "turns": 3, "segments": 60 } },
+      { "name": "arc", "material": "hair", "vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0.001, 0]] },
+      { "name": "line", "material": "hair", "vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0]] },
+      { "name": "told", "material": "hair", "twist": false, "vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0.001, 0]] },
+      { "name": "straightened", "material": "hair", "rest": "straight",
+        "vertices": [[0, 0, 0], [0.01, 0, 0], [0.02, 0.001, 0]] })");
+  CHECK(scene.model.rods[0].twist);
+  CHECK(scene.model.rods[1].twist);
+  CHECK_FALSE(scene.model.rods[2].twist);
+  CHECK_FALSE(scene.model.rods[3].twist);
+  CHECK_FALSE(scene.model.rods[4].twist);
+  // The expanded scene says so, and reloads to the same rods.
+  CHECK(scene.expanded["rods"][0]["twist"] == true);
+  CHECK_FALSE(scene.expanded["rods"][2].contains("twist"));
+  CHECK(scene.expanded["rods"][3]["twist"] == false);
+  const Scene again = load_scene_from_string(scene.expanded.dump(2), "expanded.json");
+  for (int r = 0; r < 5; ++r) CHECK(again.model.rods[r].twist == scene.model.rods[r].twist);
+  const Scene flat = load("2", R"({ "name": "arc", "material": "hair", "vertices": [[0, 0], [0.01, 0], [0.02, 0.001]] })");
+  CHECK_FALSE(flat.model.rods[0].twist);
 }
 
 TEST_CASE("scene: rods with twist, their shear modulus and the helix generator") {
