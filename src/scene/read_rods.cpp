@@ -181,13 +181,6 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     if (!twist) reader.fail_at("material_normal", "a material normal orients the frame of a rod with \"twist\": true");
     material_normal = m->direction(3);
   }
-  // A section with two bending stiffnesses bends right only in material frames (2D rods bend
-  // in the plane, with I2: docs/physics.md, "Cross-sections").
-  const CrossSection section = material.material.section();
-  if (section.anisotropic() && dimension_ == 3 && !twist)
-    reader.fail_at("material", std::string("the material's ") + section.type_name() +
-                                   " cross-section bends differently about its two axes; in 3D such a rod needs "
-                                   "\"twist\": true (material frames), or give a round section");
   double rest_twist = 0.0;
   if (const auto t = reader.find("rest_twist")) {
     rest_twist = t->number();
@@ -279,6 +272,13 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     // gravity, an arc spins about its root tangent). Unless told otherwise, such a rod twists.
     const bool twists_by_default = dimension_ == 3 && rest == "initial" && rest_shape_is_curved(vertices);
     const bool rod_twist = twist || (!twist_given && twists_by_default);
+    // A section with two bending stiffnesses bends right only in material frames (2D rods bend
+    // in the plane, with I2: docs/physics.md, "Cross-sections").
+    const CrossSection section = material.material.section();
+    if (section.anisotropic() && dimension_ == 3 && !rod_twist)
+      reader.fail_at("material", std::string("the material's ") + section.type_name() +
+                                     " cross-section bends differently about its two axes; in 3D such a rod needs "
+                                     "\"twist\": true (material frames), or give a round section");
     nlohmann::json expanded = {{"name", rod_name},
                                {"material", material.expanded},
                                {"vertices", vertices_json(vertices, dimension_)},

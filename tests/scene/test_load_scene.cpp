@@ -405,6 +405,22 @@ TEST_CASE("scene: a 3D rod at rest in a curved shape twists unless told not to")
   for (int r = 0; r < 5; ++r) CHECK(again.model.rods[r].twist == scene.model.rods[r].twist);
   const Scene flat = load("2", R"({ "name": "arc", "material": "hair", "vertices": [[0, 0], [0.01, 0], [0.02, 0.001]] })");
   CHECK_FALSE(flat.model.rods[0].twist);
+  // A flat section needs material frames: a curved ribbon has them by default, a straight one
+  // must ask.
+  const std::string ribbon = R"({ "format": "bristle-scene/1", "dimension": 3, "time": { "dt": 0.01, "duration": 1 },
+      "materials": { "band": { "density": 1300, "youngs_modulus": 3e9,
+                               "cross_section": { "type": "rectangle", "width": 1e-3, "thickness": 1e-4 } } },
+      "rods": [ { "name": "ribbon", "material": "band", "vertices": VERTICES } ] })";
+  auto with_vertices = [&](const std::string& vertices) {
+    std::string text = ribbon;
+    text.replace(text.find("VERTICES"), 8, vertices);
+    return text;
+  };
+  CHECK(load_scene_from_string(with_vertices("[[0, 0, 0], [0.01, 0, 0], [0.02, 0.001, 0]]"), "ribbon.json")
+            .model.rods[0]
+            .twist);
+  CHECK_THROWS_WITH_AS(load_scene_from_string(with_vertices("[[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0]]"), "ribbon.json"),
+                       doctest::Contains("needs \"twist\": true"), SceneError);
 }
 
 TEST_CASE("scene: rods with twist, their shear modulus and the helix generator") {
