@@ -60,6 +60,7 @@ SceneSummary summarize_scene(const Scene& scene) {
 
   for (int r = 0; r < s.rods; ++r) {
     const Rod& rod = model.rods[r];
+    if (rod.twist) ++s.twisting_rods;
     const int n = rod.vertex_count();
     s.vertices += n;
     s.edges += rod.edge_count();
@@ -109,6 +110,11 @@ std::string describe(const SceneSummary& s) {
   text << "  dimension      " << s.dimension << (s.static_mode ? ", static (equilibrium) mode" : "") << "\n";
   text << "  rods           " << s.rods << " (" << s.vertices << " vertices, " << s.edges << " edges, "
        << s.fixed_vertices << " fixed vertices, " << s.free_dofs << " free DOFs)\n";
+  // Which rods twist: a 3D rod curved at rest does by default (docs/scene-format.md, "twist").
+  if (s.dimension == 3)
+    text << "  twist          " << s.twisting_rods << " of " << s.rods << " rods"
+         << (s.twisting_rods > 0 ? " (material frames, a twist angle per edge)" : " (no rod is curved at rest or asks for it)")
+         << "\n";
   text << "  total length   " << number(s.total_length) << " m\n";
   text << "  total mass     " << number(s.total_mass) << " kg\n";
   if (s.loads || s.colliders) text << "  loads          " << s.loads << ", colliders " << s.colliders << "\n";
@@ -173,6 +179,7 @@ nlohmann::json to_json(const SceneSummary& s) {
   json["edges"] = s.edges;
   json["fixed_vertices"] = s.fixed_vertices;
   json["free_dofs"] = s.free_dofs;
+  json["twisting_rods"] = s.twisting_rods;
   json["loads"] = s.loads;
   json["colliders"] = s.colliders;
   json["rod_contact"] = {{"enabled", s.rod_contact.enabled},

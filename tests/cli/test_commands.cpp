@@ -154,6 +154,13 @@ TEST_CASE("cli validate warns about rods that start inside each other, and still
   CHECK(none["first"].empty());
 }
 
+TEST_CASE("cli validate says which rods twist") {
+  Outcome o = run({"validate", scene("curly_hair")});
+  CHECK(contains(o.out, "  twist          2 of 2 rods (material frames, a twist angle per edge)\n"));
+  CHECK(nlohmann::json::parse(run({"validate", scene("curly_hair"), "--json"}).out)["twisting_rods"] == 2);
+  CHECK(contains(run({"validate", scene("hair_on_sphere")}).out, "  twist          0 of 24 rods"));
+}
+
 TEST_CASE("cli validate says whether rod contact is on, and what it does with rods that start inside each other") {
   // Off by default: the summary says so, and the overlap warning keeps its old ending.
   Outcome o = run({"validate", scene("hanging_bristle")});

@@ -29,6 +29,7 @@ struct SceneSummary {
   int edges = 0;
   int fixed_vertices = 0;
   int free_dofs = 0;
+  int twisting_rods = 0;  ///< rods with twist DOFs and material frames (3D)
   int loads = 0;
   int colliders = 0;
   RodContactSettings rod_contact;  ///< the scene's `rod_contact`
