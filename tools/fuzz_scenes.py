@@ -509,7 +509,7 @@ def break_section_twist(rng, scene):
                 rod.pop("twist", None)
             elif rng.random() < 0.5:
                 rod["fixed"] = []
-        else:  # a ribbon without twist: refused in 3D
+        else:  # a ribbon without twist: refused in 3D (unless curved at rest)
             material.pop("radius", None)
             material["cross_section"] = {"type": "rectangle", "width": 1e-3, "thickness": 1e-5}
             for r in rods:

@@ -113,7 +113,7 @@ std::string describe(const SceneSummary& s) {
   // Which rods twist: a 3D rod curved at rest does by default (docs/scene-format.md, "twist").
   if (s.dimension == 3)
     text << "  twist          " << s.twisting_rods << " of " << s.rods << " rods"
-         << (s.twisting_rods > 0 ? " (material frames, a twist angle per edge)" : " (no rod is curved at rest or asks for it)")
+         << (s.twisting_rods > 0 ? " (material frames, a twist angle per edge)" : " (none asks for it or is curved at rest without \"twist\": false)")
          << "\n";
   text << "  total length   " << number(s.total_length) << " m\n";
   text << "  total mass     " << number(s.total_mass) << " kg\n";

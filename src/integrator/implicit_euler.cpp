@@ -440,9 +440,9 @@ bool ImplicitEuler::solve(StepContext& ctx) {
     if (coupled_ && rod_contact_.enabled() && ctx.x_lin) {
       const int pressed = rod_contact_.measure(*ctx.x_lin).pairs;
       if (pressed > 0)
-        message << "; " << pressed << " pairs of segments pressed on each other tie their rods together, which the "
-                << "per-rod preconditioner does not see: raise solver.cg_max_iterations (docs/contact.md, \"Limits "
-                << "of rod-rod contact today\")";
+        message << "; " << pressed << " pairs of segments pressed on each other (of two rods, or far apart on one) "
+                << "couple the system where the per-rod preconditioner does not see it: raise "
+                << "solver.cg_max_iterations (docs/contact.md, \"Limits of rod-rod contact today\")";
     }
     report.ok = false;
     report.failure = message.str();
@@ -468,7 +468,7 @@ ImplicitEuler::LineSearch ImplicitEuler::search_phi(StepContext& ctx, double pot
   const double h = ctx.h;
   const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
   const VecX& v = ctx.v;
-  const VecX& dv = ctx.dv;
+  const VecX& dv = ctx.search_direction();
   ctx.mass_dv = mass_.cwiseProduct(dv);
   const double dv_m_dv = dv.dot(ctx.mass_dv);
   const double linear_mass = (v - *ctx.v_hat).dot(ctx.mass_dv) + h * alpha * v.dot(ctx.mass_dv);
@@ -520,7 +520,7 @@ void add_friction_elements(const std::vector<RodContactPair>& pairs, const VecX&
 /// slots 0 + 1: W's weights there sum to 1) from x_before to x_before + h dv, over mu lambda.
 template <int D>
 double largest_friction_change(const ElementTable<RodFrictionTerm>& table, const VecX& x_hat, const VecX& v,
-                               const VecX& dv, double h, double step) {
+                               const VecX& taken, const VecX& dv, double h, double step) {
   double largest = 0.0;
   for (int k = 0; k < table.coupling_size(); ++k) {
     const auto& dofs = table.coupling_dofs(k);
@@ -529,7 +529,7 @@ double largest_friction_change(const ElementTable<RodFrictionTerm>& table, const
     for (int a = 0; a < 4; ++a)
       for (int i = 0; i < D; ++i) {
         const int dof = dofs[a] + i;
-        before[a * D + i] = x_hat[dof] + h * (v[dof] - step * dv[dof]);
+        before[a * D + i] = x_hat[dof] + h * (v[dof] - step * taken[dof]);
         after[a * D + i] = before[a * D + i] + h * dv[dof];
       }
     const Vec<4 * D> g0 = rod_friction_local<D>(before, c, false).gradient;
@@ -555,8 +555,8 @@ bool ImplicitEuler::friction_converged(const StepContext& ctx) const {
   if (table.coupling_size() == 0) return true;
   const double change =
       model_.dimension == 2
-          ? largest_friction_change<2>(table, *ctx.x_hat, ctx.v, ctx.dv, ctx.h, ctx.step_length)
-          : largest_friction_change<3>(table, *ctx.x_hat, ctx.v, ctx.dv, ctx.h, ctx.step_length);
+          ? largest_friction_change<2>(table, *ctx.x_hat, ctx.v, ctx.search_direction(), ctx.dv, ctx.h, ctx.step_length)
+          : largest_friction_change<3>(table, *ctx.x_hat, ctx.v, ctx.search_direction(), ctx.dv, ctx.h, ctx.step_length);
   return change <= kFrictionForceTolerance;
 }
 
@@ -670,17 +670,29 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   if (smallest < 1.0) ++ctx.report.ccd_limited;
   // One fraction for all (a single group, or all cut alike): the plain step bound.
   if (smallest == largest) return smallest;
+  // Newton's own direction stays in dv (the convergence tests measure it); the search goes
+  // along search_dv.
   ctx.ccd_cut = true;
+  ctx.search_dv = ctx.dv;
   ctx.search_dv_free = ctx.dv_free;
   for (int r = 0; r < rod_count; ++r) {
     const double step = group_step_[group_of(r)];
     if (step == 1.0) continue;
     const auto [first, last] = layout.rod_dof_range(r);
     for (int dof = first; dof < last; ++dof) {
-      ctx.dv[dof] *= step;
+      ctx.search_dv[dof] *= step;
       const int f = layout.free_index(dof);
       if (f >= 0) ctx.search_dv_free[f] *= step;
     }
+  }
+  // Each group's part descends when the solve is exact; CG's is within its tolerance, so a
+  // group near rest could ascend a little and, with the others cut hard, tip the whole. Then
+  // the one fraction for all, along Newton's direction: the smallest over every pair.
+  if (!(ctx.rhs_free.dot(ctx.search_dv_free) > 0.0)) {
+    ctx.ccd_cut = false;
+    double step = 1.0;
+    for (double pair_step : pair_steps_) step = std::min(step, pair_step);
+    return step;
   }
   return 1.0;
 }
@@ -798,7 +810,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
     if (searchable) {
       // K v = product / (h^2 + h beta) at the start (w = (h^2 + h beta) v^), product / (h beta) after.
       const double damping_scale = ctx.at_start ? h * beta / (h * h + h * beta) : 1.0;
-      // r . dv < 0: J is SPD (and, cut by group, each group's part descends on its own)
+      // r . dv < 0: J is SPD (cut by group: checked in limit_step_by_ccd)
       const double slope = -ctx.rhs_free.dot(ctx.ccd_cut ? ctx.search_dv_free : ctx.dv_free);
       const LineSearch search = search_phi(ctx, potential_at_v, slope, damping_scale, max_step);
       ctx.step_length = search.step;
@@ -819,7 +831,8 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   }
   // The same arithmetic as the line search's trial, bit for bit.
   const double s = ctx.step_length;
-  for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += s * ctx.dv[i]; });
+  const VecX& direction = ctx.search_direction();
+  for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += s * direction[i]; });
 }
 
 void ImplicitEuler::projected_line_search(StepContext& ctx) {

@@ -138,14 +138,22 @@ std::string RodsReader::claim_name(const ObjectReader& reader, const std::string
   return name;
 }
 
-// Whether a rest shape bends anywhere: a turning angle above round-off (1e-6 rad; a straight
-// line given with rounded coordinates turns by far less).
+// Whether a rest shape bends: some vertex lies off the line through the end vertices by more
+// than 1e-5 of the rod's length. A straight line given with rounded coordinates stays far
+// closer (7 significant digits: about 1e-7 of it), though its turning angles, rounding over
+// an edge, can reach 1e-5 rad; a kink or a curve of any use departs by far more.
 bool rest_shape_is_curved(const std::vector<Vec3>& vertices) {
-  constexpr double kStraightAngle = 1e-6;  // [rad]
-  for (std::size_t i = 1; i + 1 < vertices.size(); ++i) {
-    const Vec3 a = vertices[i] - vertices[i - 1], b = vertices[i + 1] - vertices[i];
-    const double angle = std::atan2(a.cross(b).norm(), a.dot(b));
-    if (angle > kStraightAngle) return true;
+  constexpr double kStraightness = 1e-5;  // of the rod's length
+  if (vertices.size() < 3) return false;
+  double length = 0.0;
+  for (std::size_t i = 1; i < vertices.size(); ++i) length += (vertices[i] - vertices[i - 1]).norm();
+  const Vec3 first = vertices.front(), chord = vertices.back() - first;
+  const double chord_length = chord.norm();
+  for (const Vec3& x : vertices) {
+    const Vec3 offset = x - first;
+    const double off_line =
+        chord_length > 0.0 ? offset.cross(chord).norm() / chord_length : offset.norm();  // a closed loop: from its end
+    if (off_line > kStraightness * length) return true;
   }
   return false;
 }
@@ -177,6 +185,8 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     twist = g->is_object() && g->json().contains("curl");
   }
   Vec3 material_normal = Vec3::Zero();
+  // These keys ask for material frames in so many words ("twist": true, or a curly brush),
+  // even on a rod curved at rest that twists by default: the scene schema can check that.
   if (const auto m = reader.find("material_normal")) {
     if (!twist) reader.fail_at("material_normal", "a material normal orients the frame of a rod with \"twist\": true");
     material_normal = m->direction(3);
@@ -272,6 +282,7 @@ void RodsReader::read_entry(const JsonValue& entry, std::size_t index) {
     // gravity, an arc spins about its root tangent). Unless told otherwise, such a rod twists.
     const bool twists_by_default = dimension_ == 3 && rest == "initial" && rest_shape_is_curved(vertices);
     const bool rod_twist = twist || (!twist_given && twists_by_default);
+
     // A section with two bending stiffnesses bends right only in material frames (2D rods bend
     // in the plane, with I2: docs/physics.md, "Cross-sections").
     const CrossSection section = material.material.section();

@@ -395,6 +395,10 @@ TEST_CASE("scene: a 3D rod at rest in a curved shape twists unless told not to")
   CHECK(scene.model.rods[0].twist);
   CHECK(scene.model.rods[1].twist);
   CHECK_FALSE(scene.model.rods[2].twist);
+  // A straight line written to 7 significant digits (its rounding turns edges by up to 1e-5
+  // rad) is straight.
+  const Scene rounded = load("3", R"({ "name": "rounded", "material": "hair", "vertices": [[0, 0, 0], [0.005, 0.003535534, 0.001591549], [0.01, 0.007071068, 0.003183099], [0.015, 0.0106066, 0.004774648], [0.02, 0.01414214, 0.006366198], [0.025, 0.01767767, 0.007957747], [0.03, 0.0212132, 0.009549297], [0.035, 0.02474874, 0.01114085], [0.04, 0.02828427, 0.0127324], [0.045, 0.03181981, 0.01432394], [0.05, 0.03535534, 0.01591549], [0.055, 0.03889087, 0.01750704], [0.06, 0.04242641, 0.01909859], [0.065, 0.04596194, 0.02069014], [0.07, 0.04949747, 0.02228169], [0.075, 0.05303301, 0.02387324], [0.08, 0.05656854, 0.02546479], [0.085, 0.06010408, 0.02705634], [0.09, 0.06363961, 0.02864789], [0.095, 0.06717514, 0.03023944], [0.1, 0.07071068, 0.03183099]] })");
+  CHECK_FALSE(rounded.model.rods[0].twist);
   CHECK_FALSE(scene.model.rods[3].twist);
   CHECK_FALSE(scene.model.rods[4].twist);
   // The expanded scene says so, and reloads to the same rods.

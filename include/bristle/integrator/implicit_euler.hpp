@@ -182,10 +182,12 @@ struct StepContext {
   VecX contact_guess_v;  ///< with colliders: the first solve's velocity (the converged solver's fallback)
   EnergyBreakdown potential_at_lin;
   double step_length = 1.0;
-  /// With rod contact: dv was cut by CCD on some group of rods (limit_step_by_ccd), so even a
-  /// step_length of 1 is not Newton's full step; search_dv_free is that cut direction.
+  /// With rod contact: CCD cut some groups of rods more than others (limit_step_by_ccd), and
+  /// the line search goes along search_dv (search_dv_free on the free DOFs), Newton's dv
+  /// scaled group by group; even a step_length of 1 is then not Newton's full step.
   bool ccd_cut = false;
-  VecX search_dv_free;
+  VecX search_dv, search_dv_free;
+  const VecX& search_direction() const { return ccd_cut ? search_dv : dv; }
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
   // Energies.
   double energy_start = 0.0;       ///< total energy at t0
