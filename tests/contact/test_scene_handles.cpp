@@ -333,7 +333,8 @@ TEST_CASE("rod-rod contact: a pair pressed in a pile slows its own rods, not a s
     cut += read.frame(k).stats["rod_contact"]["ccd_limited"].get<int>();
   CHECK(cut > 0);  // the pile's steps are cut
   // Free fall from 2 cm reaches the plane (y = radius = 5e-5 m) at step 4 of 6.
-  const std::vector<Vec3>& line = read.frame(4).rods[faller].positions;
+  const Frame landing = read.frame(4);
+  const std::vector<Vec3>& line = landing.rods[faller].positions;
   CHECK(line[line.size() / 2].y() < 1e-4);
 }
 
