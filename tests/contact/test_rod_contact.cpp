@@ -205,6 +205,28 @@ TEST_CASE("capsule CCD: a segment that would tunnel through another in one step 
   CHECK(capsule_time_of_impact(p0, p1, q0, q1 - Vec3(0, 0, 0.25), none, none, down, down, 0.3) == 0.0);
 }
 
+TEST_CASE("capsule CCD: a pair pressed to a tiny gap may slide and turn along each other, and still not approach") {
+  // Two crossing segments 1e-9 of their reach apart (a pressed contact). q slides 0.5 along p,
+  // turns in the plane of contact, and p slides the other way: the gap never shrinks (the
+  // centre lines stay in parallel planes), so the whole motion is allowed. A bound by the whole
+  // relative motion (additive CCD alone) allows about 1000 gaps of sliding: 1e-6 of it here.
+  const double reach = 0.2, gap = 1e-9 * reach;
+  const Vec3 p0(-1, 0, 0), p1(1, 0, 0), q0(0, -1, reach + gap), q1(0, 1, reach + gap);
+  const Vec3 none = Vec3::Zero();
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1, none, none, Vec3(0.5, 0, 0), Vec3(0.5, 0, 0), reach) == 1.0);
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1, Vec3(-0.3, 0.1, 0), Vec3(-0.3, 0.1, 0), Vec3(0.4, 0.2, 0),
+                               Vec3(-0.2, -0.1, 0), reach) == 1.0);
+  // The same slide with the slightest approach (a tenth of the gap over the step) is allowed
+  // all of it too, and one that closes the gap is stopped with the gap kept above 0.1 of it.
+  CHECK(capsule_time_of_impact(p0, p1, q0, q1, none, none, Vec3(0.5, 0, -0.1 * gap), Vec3(0.5, 0, -0.1 * gap),
+                               reach) == 1.0);
+  const Vec3 press(0.5, 0, -2 * gap);
+  const double t = capsule_time_of_impact(p0, p1, q0, q1, none, none, press, press, reach);
+  CHECK(t > 0.4);
+  CHECK(t < 0.5);
+  CHECK(segment_distance(p0, p1, q0 + t * press, q1 + t * press).distance - reach >= 0.1 * gap);
+}
+
 namespace {
 
 constexpr double kRadius = 0.001;

@@ -2,13 +2,21 @@
 /// Continuous collision detection between two capsules moving linearly over a step: how far
 /// along the motion they can go and stay apart (docs/contact.md, "Rod-rod contact").
 ///
-/// Additive CCD (Li, Kaufman and Jiang, "Codimensional Incremental Potential Contact",
-/// SIGGRAPH 2021, section 5): with the four end points' displacements p_i, their mean removed
-/// (a common translation does not bring the segments closer), no point of one segment
-/// approaches any point of the other faster than l_p = max(|p_0|, |p_1|) + max(|p_2|, |p_3|)
-/// per unit of the step's parameter. So after advancing by (gap / l_p) the gap is still >= 0;
-/// advancing by 0.9 of that, again and again, approaches the first touch from below without
-/// ever passing it, and stops once the gap falls below `keep` times the gap at the start.
+/// Conservative advancement: from the start, advance along the motion by as much as a lower
+/// bound on the gap allows, recompute the gap there, and repeat, approaching the first touch
+/// from below without ever passing it; stop once the gap is down to `keep` times its start.
+/// Two bounds on how fast the gap can fall, per unit of the step's parameter; each round takes
+/// the smaller:
+/// - additive CCD's (Li, Kaufman and Jiang, "Codimensional Incremental Potential Contact",
+///   SIGGRAPH 2021, section 5): with the four end points' displacements p_i, their mean
+///   removed, no point of one segment approaches any point of the other faster than
+///   l_p = max(|p_0|, |p_1|) + max(|p_2|, |p_3|);
+/// - the separating plane's (conservative advancement, Mirtich 1996, "Impulse-based dynamic
+///   simulation of rigid body systems", PhD thesis, UC Berkeley, section 2.3): with n the unit
+///   vector between the closest points, n . (P - Q) >= d for every point P of one segment and
+///   Q of the other, and no point moves along n faster than its segment's ends do, so the
+///   gap falls no faster than max_j n . q_j - min_i n . p_i. Sliding along each other costs
+///   nothing under it, where l_p charges it as approach (docs/contact.md).
 /// Exact for any motion that is linear in the parameter, and needs nothing but distances.
 
 #include "bristle/math/types.hpp"
