@@ -329,6 +329,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     }
   };
   auto& preconditioner = solver_.preconditioner();
+  preconditioner.clear_groups();  // until a solve needs them (factor_coupled_rods)
   // Coupling elements (SystemAssembler::coupling_matrix) tie rods: CG solves the coupled
   // system, the per-rod factors are its preconditioner.
   coupled_ = assembler_.has_coupling();
@@ -372,6 +373,62 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   return !find_non_finite(ctx.residual, report, "force");
 }
 
+std::vector<std::vector<int>> ImplicitEuler::coupled_rod_groups() const {
+  // Rods joined by the coupling matrix's entries (contact and friction between rods, or
+  // between far parts of one rod), each group in increasing rod order, the groups by their
+  // first rod; rods without coupling entries are in none.
+  const DofLayout& layout = model_.layout;
+  const int rod_count = layout.rod_count();
+  std::vector<int> rod_of_free(layout.free_dof_count(), -1);
+  for (int r = 0; r < rod_count; ++r) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    for (int f = begin; f < end; ++f) rod_of_free[f] = r;
+  }
+  std::vector<int> parent(rod_count);
+  for (int r = 0; r < rod_count; ++r) parent[r] = r;
+  auto root = [&](int r) {
+    while (parent[r] != r) r = parent[r] = parent[parent[r]];
+    return r;
+  };
+  const SparseMatrix& coupling = assembler_.coupling_matrix();
+  std::vector<char> touched(rod_count, 0);
+  for (int column = 0; column < coupling.outerSize(); ++column)
+    for (SparseMatrix::InnerIterator entry(coupling, column); entry; ++entry) {
+      touched[rod_of_free[column]] = 1;
+      const int a = root(rod_of_free[column]), b = root(rod_of_free[entry.row()]);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+  for (int r = 0; r < rod_count; ++r)
+    if (touched[r]) touched[root(r)] = 1;
+  std::vector<int> group_index(rod_count, -1);
+  std::vector<std::vector<int>> groups;
+  for (int r = 0; r < rod_count; ++r) {
+    const int g = root(r);
+    if (!touched[g]) continue;
+    if (group_index[g] < 0) {
+      group_index[g] = static_cast<int>(groups.size());
+      groups.emplace_back();
+    }
+    groups[group_index[g]].push_back(r);
+  }
+  return groups;
+}
+
+bool ImplicitEuler::factor_coupled_rods(const SparseMatrix& m) {
+  // CG with the per-rod factors did not converge on a coupled system in a step that cannot be
+  // split again: rods pressed hard against each other tie the blocks more stiffly than CG
+  // resolves in cg_max_iterations. The rods so tied are then factored together (sparse
+  // LDL^T, exact on their rows) for the rest of this iteration's solves. Only then: where a
+  // split is left, splitting costs less (docs/contact.md, "Limits of rod-rod contact today":
+  // factored at every solve, the preconditioner cost rod_pile.json 3 times its CG time).
+  auto& preconditioner = solver_.preconditioner();
+  if (!last_resort_ || !coupled_ || preconditioner.group_count() > 0) return false;
+  preconditioner.set_groups(coupled_rod_groups(), m);
+  if (preconditioner.group_count() == 0) return false;
+  solver_.compute(m);
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stage: solve.
 
@@ -387,6 +444,7 @@ bool ImplicitEuler::solve(StepContext& ctx) {
                                                            VecX& x) {
       solver_.compute(m);
       x = solver_.solveWithGuess(b, guess);
+      if (solver_.info() != Eigen::Success && factor_coupled_rods(m)) x = solver_.solveWithGuess(b, guess);
       return solver_.info() == Eigen::Success;
     };
     // Warm-started from the previous step's first velocity change. The contact solver writes
@@ -400,6 +458,8 @@ bool ImplicitEuler::solve(StepContext& ctx) {
     // product) and iterates only if it is not yet within cg_tolerance.
     solver_.compute(system);
     ctx.dv_free = solver_.solveWithGuess(ctx.rhs_free, ctx.guess);
+    if (solver_.info() != Eigen::Success && factor_coupled_rods(system))
+      ctx.dv_free = solver_.solveWithGuess(ctx.rhs_free, ctx.guess);
     solved = solver_.info() == Eigen::Success;
   }
   report.solve_seconds += seconds_since(solve_start);
@@ -1282,6 +1342,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 }
 
 StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2) {
+  // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is
+  // the last resort: a CG that fails there tries the coupled rods' factorisation (solve()).
+  last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
   StepReport report = attempt(state, dt, allow_bdf2);
   // The converged solver takes a step it could not converge (or that would gain energy) again
   // as two backward Euler steps of half the length; a state it cannot start from is final.

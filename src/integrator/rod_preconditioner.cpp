@@ -310,6 +310,66 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int b = 0; b < block_count; ++b) factorize_block(b, values);
   finish_factorization(values);
+  if (!group_blocks_.empty()) factorize_groups(n, outer, inner, values);
+}
+
+void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int* inner, const double* values) {
+  // With the pattern the groups were built on, only their values are copied and factored
+  // again (the symbolic analysis, AMD ordering included, is kept); otherwise all is built anew.
+  const bool same_pattern = !groups_.empty() && group_outer_ == outer && group_inner_ == inner && group_n_ == n &&
+                            group_nonzeros_ == outer[n];
+  const int group_count = static_cast<int>(group_blocks_.size());
+  failed_groups_ = 0;
+  if (!same_pattern) {
+    groups_.clear();
+    groups_.resize(group_count);
+    group_outer_ = outer;
+    group_inner_ = inner;
+    group_n_ = n;
+    group_nonzeros_ = outer[n];
+    // Each group's lower triangle in its own numbering (its rows in increasing order, so each
+    // column's rows stay sorted), with where each value comes from in the matrix.
+    std::vector<int> local(n, -1);
+    for (int g = 0; g < group_count; ++g) {
+      Group& group = groups_[g];
+      for (int b : group_blocks_[g])
+        for (int i = blocks_[b].first; i < blocks_[b].second; ++i) group.index.push_back(i);
+      std::sort(group.index.begin(), group.index.end());
+      const int size = static_cast<int>(group.index.size());
+      for (int k = 0; k < size; ++k) local[group.index[k]] = k;
+      group.lower.resize(size, size);
+      Eigen::VectorXi per_column(size);
+      for (int k = 0; k < size; ++k) {
+        const int column = group.index[k];
+        int count = 0;
+        for (int e = outer[column]; e < outer[column + 1]; ++e) count += inner[e] >= column && local[inner[e]] >= 0;
+        per_column[k] = count;
+      }
+      group.lower.reserve(per_column);
+      for (int k = 0; k < size; ++k) {
+        const int column = group.index[k];
+        for (int e = outer[column]; e < outer[column + 1]; ++e)
+          if (inner[e] >= column && local[inner[e]] >= 0) {
+            group.lower.insert(local[inner[e]], k) = values[e];
+            group.source.push_back(e);
+          }
+      }
+      group.lower.makeCompressed();
+      for (int k = 0; k < size; ++k) local[group.index[k]] = -1;
+      group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>>();
+      group.factor->analyzePattern(group.lower);
+    }
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && group_count > 1)
+  for (int g = 0; g < group_count; ++g) {
+    Group& group = groups_[g];
+    double* target = group.lower.valuePtr();
+    for (std::size_t q = 0; q < group.source.size(); ++q) target[q] = values[group.source[q]];
+    group.factor->factorize(group.lower);
+    group.factored = group.factor->info() == Eigen::Success;
+  }
+  for (const Group& group : groups_)
+    if (!group.factored) ++failed_groups_;
 }
 
 void RodBlockPreconditioner::finish_factorization(const double* values) {
@@ -339,6 +399,15 @@ void RodBlockPreconditioner::apply_in_place(VecX& x) const {
     self->factorize_compressed(analyzed_n_, analyzed_outer_, analyzed_inner_, solved_values_);
   }
   ++applications_;
+  // The groups' right-hand sides, before the blocks' solves overwrite them.
+  const int group_count = static_cast<int>(groups_.size());
+  group_rhs_.resize(group_count);
+  for (int g = 0; g < group_count; ++g) {
+    const Group& group = groups_[g];
+    if (!group.factored) continue;
+    group_rhs_[g].resize(static_cast<int>(group.index.size()));
+    for (std::size_t k = 0; k < group.index.size(); ++k) group_rhs_[g][k] = x[group.index[k]];
+  }
   for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) x[jacobi_dofs_[j]] *= jacobi_inverse_[j];
   // Blocks two by two: a pair of factored blocks of the same shape (the usual case, rods of
   // one length) is solved in one interleaved loop, the same arithmetic per block.
@@ -357,6 +426,13 @@ void RodBlockPreconditioner::apply_in_place(VecX& x) const {
     for (const Block* block : {&first, second})
       if (block && block->factored)
         banded_solve(block->band.data(), block->size, block->half_bandwidth, x.data() + block->begin);
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && group_count > 1)
+  for (int g = 0; g < group_count; ++g) {
+    const Group& group = groups_[g];
+    if (!group.factored) continue;
+    const VecX solved = group.factor->solve(group_rhs_[g]);
+    for (std::size_t k = 0; k < group.index.size(); ++k) x[group.index[k]] = solved[k];
   }
 }
 

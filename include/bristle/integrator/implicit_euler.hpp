@@ -295,6 +295,12 @@ class ImplicitEuler {
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
+  /// Groups of rods tied by the coupling matrix (RodBlockPreconditioner::set_groups).
+  std::vector<std::vector<int>> coupled_rod_groups() const;
+  /// After CG failed on m in a step that cannot be split again: the preconditioner factors the
+  /// coupled rods together (true), unless it already did or nothing couples rods (false).
+  bool factor_coupled_rods(const SparseMatrix& m);
+  bool last_resort_ = false;  // the step being attempted cannot be split again
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;

@@ -9,10 +9,18 @@
 /// DOF outside the configured blocks, or in a block whose factorisation fails, falls back to
 /// Jacobi.
 ///
+/// Blocks tied by coupling terms (rods pressed against each other) can be named as groups
+/// (set_groups): each group's rows and columns are then factored together by a sparse LDL^T
+/// (Eigen's SimplicialLDLT, AMD ordering) and solved exactly, so that a stiff contact between
+/// rods does not leave CG to resolve it through per-rod factors that cannot see it.
+///
 /// It follows Eigen's preconditioner concept (analyzePattern, factorize, compute, solve, info).
 
+#include <memory>
 #include <utility>
 #include <vector>
+
+#include <Eigen/SparseCholesky>
 
 #include "bristle/math/band_storage.hpp"
 #include "bristle/math/types.hpp"
@@ -36,6 +44,22 @@ class RodBlockPreconditioner {
     factors_kept_ = false;
     factorization_pending_ = false;
   }
+  /// Groups of blocks (each a list of block indices) factored together from now on, starting
+  /// with `m`; an empty list for none. Blocks in no group stay on their own.
+  template <typename MatrixType>
+  void set_groups(std::vector<std::vector<int>> groups, const MatrixType& m) {
+    group_blocks_ = std::move(groups);
+    groups_.clear();
+    factorize_groups(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
+  }
+  void clear_groups() {
+    group_blocks_.clear();
+    groups_.clear();
+  }
+  int group_count() const { return static_cast<int>(group_blocks_.size()); }
+  /// Groups whose factorisation failed at the last factorize() (their blocks then act alone).
+  int failed_groups() const { return failed_groups_; }
+
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
@@ -150,7 +174,15 @@ class RodBlockPreconditioner {
     std::vector<unsigned char> column_counts;
   };
 
+  struct Group {
+    std::vector<int> index;  // the group's rows, increasing
+    SparseMatrix lower;      // its lower triangle in its own numbering
+    std::vector<int> source; // where each of lower's values is in the matrix's value array
+    std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>> factor;
+    bool factored = false;
+  };
   bool factorize_block(int b, const double* values);
+  void factorize_groups(int n, const int* outer, const int* inner, const double* values);
   void analyze_compressed(int n, const int* outer, const int* inner);
   void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
   void finish_factorization(const double* values);
@@ -158,6 +190,13 @@ class RodBlockPreconditioner {
 
   std::vector<std::pair<int, int>> blocks_;
   std::vector<Block> factors_;
+  std::vector<std::vector<int>> group_blocks_;
+  std::vector<Group> groups_;
+  mutable std::vector<VecX> group_rhs_;  // apply_in_place's copies of the groups' right-hand sides
+  int failed_groups_ = 0;
+  const int* group_outer_ = nullptr;  // the pattern the groups were built on
+  const int* group_inner_ = nullptr;
+  int group_n_ = -1, group_nonzeros_ = -1;
   // The pattern the analysis was made for: the system's pattern is built once per model, so
   // its arrays (same addresses, same sizes) mean the same pattern.
   const int* analyzed_outer_ = nullptr;
