@@ -33,9 +33,11 @@ double capsule_time_of_impact(const Vec3& p0, const Vec3& p1, const Vec3& q0, co
     // convex combination of its segment's ends. The plane does not charge sliding.
     double rate = speed;
     if (closest.distance > 0.0) {
-      const Vec3 pc = p0 + t * dp0 + closest.s * ((p1 + t * dp1) - (p0 + t * dp0));
-      const Vec3 qc = q0 + t * dq0 + closest.t * ((q1 + t * dq1) - (q0 + t * dq0));
-      const Vec3 n = (pc - qc) / closest.distance;
+      // P* - Q* from differences, not from absolute positions: its rounding is then relative to
+      // the segments' size and motion, not to their distance from the origin.
+      const Vec3 between = (p0 - q0) + t * (dp0 - dq0) + closest.s * ((p1 - p0) + t * (dp1 - dp0)) -
+                           closest.t * ((q1 - q0) + t * (dq1 - dq0));
+      const Vec3 n = between / closest.distance;
       const double approach = std::max(n.dot(dq0), n.dot(dq1)) - std::min(n.dot(dp0), n.dot(dp1));
       rate = std::min(rate, std::max(approach, 0.0));
     }

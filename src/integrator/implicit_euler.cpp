@@ -423,10 +423,12 @@ bool ImplicitEuler::factor_coupled_rods(const SparseMatrix& m) {
   // factored at every solve, the preconditioner cost rod_pile.json 3 times its CG time).
   auto& preconditioner = solver_.preconditioner();
   if (!last_resort_ || !coupled_ || preconditioner.group_count() > 0) return false;
-  preconditioner.set_groups(coupled_rod_groups(), m);
+  preconditioner.set_groups(coupled_rod_groups());
   if (preconditioner.group_count() == 0) return false;
   solver_.compute(m);
-  return true;
+  // A group whose factorisation failed falls back to its rods' own factors: worth a retry
+  // only if some group was factored.
+  return preconditioner.group_count() > preconditioner.failed_groups();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -366,7 +366,10 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
     double* target = group.lower.valuePtr();
     for (std::size_t q = 0; q < group.source.size(); ++q) target[q] = values[group.source[q]];
     group.factor->factorize(group.lower);
-    group.factored = group.factor->info() == Eigen::Success;
+    // SimplicialLDLT fails only on an exactly zero pivot: a group whose matrix is not positive
+    // definite (a negative pivot) is refused too, as CG needs an SPD preconditioner.
+    group.factored = group.factor->info() == Eigen::Success && group.factor->vectorD().allFinite() &&
+                     (group.factor->vectorD().array() > 0.0).all();
   }
   for (const Group& group : groups_)
     if (!group.factored) ++failed_groups_;

@@ -205,6 +205,46 @@ TEST_CASE("capsule CCD: a segment that would tunnel through another in one step 
   CHECK(capsule_time_of_impact(p0, p1, q0, q1 - Vec3(0, 0, 0.25), none, none, down, down, 0.3) == 0.0);
 }
 
+TEST_CASE("capsule CCD: over random motions that slide, turn and approach, the gap never falls below the floor before the returned t") {
+  // The separating plane's normal changes as the pair moves and turns; each round must take
+  // it where it is. The gap is sampled densely on [0, t] (the bound must hold all along, not
+  // only where the rounds land), at start gaps from 1e-1 down to 1e-7 of the reach.
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  auto random_vector = [&](double scale) -> Vec3 { return Vec3(unit(rng), unit(rng), unit(rng)) * scale; };
+  const double reach = 0.1, keep = 0.1;
+  int limited = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Vec3 p0 = random_vector(1.0), p1 = p0 + random_vector(0.5);
+    const Vec3 q0 = random_vector(1.0), q1 = q0 + random_vector(0.5);
+    const SegmentDistance start = segment_distance(p0, p1, q0, q1);
+    if (!(start.distance > reach)) continue;
+    // Move q so that the start gap is a chosen small fraction of the reach (a pressed pair).
+    const Vec3 pc = p0 + start.s * (p1 - p0), qc = q0 + start.t * (q1 - q0);
+    const Vec3 n = (pc - qc) / start.distance;
+    const double target_gap = reach * std::pow(10.0, -1.0 - 6.0 * (0.5 + 0.5 * unit(rng)));
+    const Vec3 shift = (start.distance - reach - target_gap) * n;
+    const Vec3 a0 = q0 + shift, a1 = q1 + shift;
+    const double g0 = segment_distance(p0, p1, a0, a1).distance - reach;
+    if (!(g0 > 0.0)) continue;
+    const double motion = std::pow(10.0, -3.0 + 3.0 * (0.5 + 0.5 * unit(rng)));
+    const Vec3 dp0 = random_vector(motion), dp1 = random_vector(motion);
+    const Vec3 dq0 = random_vector(motion), dq1 = random_vector(motion);
+    const double t = capsule_time_of_impact(p0, p1, a0, a1, dp0, dp1, dq0, dq1, reach, keep);
+    REQUIRE(t >= 0.0);
+    REQUIRE(t <= 1.0);
+    if (t < 1.0) ++limited;
+    double lowest = g0;
+    for (int k = 1; k <= 400; ++k) {
+      const double u = t * k / 400.0;
+      lowest = std::min(lowest, segment_distance(p0 + u * dp0, p1 + u * dp1, a0 + u * dq0, a1 + u * dq1).distance - reach);
+    }
+    INFO("trial " << trial << " start gap " << g0 << " t " << t);
+    CHECK(lowest >= keep * g0 * (1.0 - 1e-6) - 1e-15);
+  }
+  CHECK(limited > 100);  // the motions do bring many pairs together
+}
+
 TEST_CASE("capsule CCD: a pair pressed to a tiny gap may slide and turn along each other, and still not approach") {
   // Two crossing segments 1e-9 of their reach apart (a pressed contact). q slides 0.5 along p,
   // turns in the plane of contact, and p slides the other way: the gap never shrinks (the

@@ -44,17 +44,17 @@ class RodBlockPreconditioner {
     factors_kept_ = false;
     factorization_pending_ = false;
   }
-  /// Groups of blocks (each a list of block indices) factored together from now on, starting
-  /// with `m`; an empty list for none. Blocks in no group stay on their own.
-  template <typename MatrixType>
-  void set_groups(std::vector<std::vector<int>> groups, const MatrixType& m) {
+  /// Groups of blocks (each a list of block indices) factored together from the next
+  /// factorize() on; an empty list for none. Blocks in no group stay on their own.
+  void set_groups(std::vector<std::vector<int>> groups) {
     group_blocks_ = std::move(groups);
     groups_.clear();
-    factorize_groups(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), m.valuePtr());
+    failed_groups_ = 0;
   }
   void clear_groups() {
     group_blocks_.clear();
     groups_.clear();
+    failed_groups_ = 0;
   }
   int group_count() const { return static_cast<int>(group_blocks_.size()); }
   /// Groups whose factorisation failed at the last factorize() (their blocks then act alone).
