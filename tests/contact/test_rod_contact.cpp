@@ -267,6 +267,48 @@ TEST_CASE("capsule CCD: a pair pressed to a tiny gap may slide and turn along ea
   CHECK(segment_distance(p0, p1, q0 + t * press, q1 + t * press).distance - reach >= 0.1 * gap);
 }
 
+TEST_CASE("rod-rod contact: one Newton iteration closes a gap by a tenth from afar, to g^ / 2 at most, and by a fifth inside") {
+  // Two one-segment rods crossing at right angles, the upper one driven straight down through
+  // the lower one. pair_steps bounds the step to where the gap is down to its floor
+  // min(0.8 g, max(0.1 g, g^ / 2)) (docs/contact.md, "How far an iteration may close a gap"):
+  // the approach is linear in t, so CCD's t lands on the floor within its stopping tolerance.
+  // Cut to 0.1 of the gap at every iteration, hair lying across hair lost a decade of its gap
+  // per iteration where the barrier's Newton step can at most double it.
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double gap_hat = kContactGapFraction * 2.0 * radius;
+  struct Case {
+    double start_gap, floor;
+  };
+  for (const Case c : {Case{20.0 * gap_hat, 2.0 * gap_hat}, Case{1.5 * gap_hat, 0.5 * gap_hat},
+                       Case{0.6 * gap_hat, 0.48 * gap_hat}, Case{0.2 * gap_hat, 0.16 * gap_hat},
+                       Case{1e-6 * gap_hat, 0.8e-6 * gap_hat}}) {
+    CAPTURE(c.start_gap / gap_hat);
+    std::vector<Rod> rods;
+    rods.push_back(straight_rod(1, Vec3(-0.002, 0, 0), Vec3(0.002, 0, 0), 3, {}, nylon, "lower"));
+    const double z = 2.0 * radius + c.start_gap;
+    rods.push_back(straight_rod(1, Vec3(0, -0.002, z), Vec3(0, 0.002, z), 3, {}, nylon, "upper"));
+    Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+    model.rod_contact.enabled = true;
+    RodContact contact(model, model.dof_masses());
+    const VecX from = initial_state(model).positions;
+    VecX to = from;
+    for (int i = 0; i < 2; ++i) to[model.layout.vertex_dof(1, i) + 2] -= 4.0 * radius;  // through the lower rod
+    REQUIRE(contact.find_pairs(from, to).size() == 1);
+    std::vector<double> steps;
+    std::vector<char> active;
+    contact.pair_steps(from, to, 0.1, steps, active);
+    REQUIRE(steps.size() == 1);
+    CHECK(bool(active[0]) == (c.start_gap < gap_hat));
+    const double descent = 4.0 * radius * steps[0];
+    const double gap_at_step = c.start_gap - descent;
+    CHECK(gap_at_step >= c.floor * (1.0 - 1e-9));
+    CHECK(gap_at_step <= c.floor + 2e-3 * (c.start_gap - c.floor));
+    // pair_step with both segments at their whole path is the same bound.
+    CHECK(contact.pair_step(from, to, 0, 1.0, 1.0, 0.1) == doctest::Approx(steps[0]).epsilon(1e-12));
+  }
+}
+
 namespace {
 
 constexpr double kRadius = 0.001;

@@ -73,12 +73,16 @@ class RodContact {
   double max_step(const VecX& x_from, const VecX& x_to, double keep = 0.1,
                   const std::function<bool(const RodContactPair&)>& checked = {}) const;
 
-  /// max_step for each current pair alone, in the order of pairs(); `active[k]` says whether
-  /// pair k's gap at x_from is below g^ (the barrier couples its rods there).
+  /// How far one Newton iteration may take each current pair alone, in the order of pairs():
+  /// max_step's bound, but with the floor a Newton iterate may close a gap to (from a gap g,
+  /// min(0.8 g, max(keep g, g^ / 2)): `keep` of the gap from afar, not past g^ / 2 in one
+  /// iteration, and at most a fifth of it inside; docs/contact.md, "How far an iteration may
+  /// close a gap"). `active[k]` says whether pair k's gap at x_from is below g^ (the barrier
+  /// couples its rods there).
   void pair_steps(const VecX& x_from, const VecX& x_to, double keep, std::vector<double>& steps,
                   std::vector<char>& active) const;
-  /// max_step for pair k alone when its first segment goes the fraction `scale_p` of its path
-  /// and its second the fraction `scale_q`.
+  /// pair_steps' bound for pair k alone when its first segment goes the fraction `scale_p` of
+  /// its path and its second the fraction `scale_q`.
   double pair_step(const VecX& x_from, const VecX& x_to, int k, double scale_p, double scale_q, double keep) const;
 
   /// max_step over only the pairs whose closest-point direction P(s) - Q(t) reverses between
