@@ -281,8 +281,8 @@ TEST_CASE("rod-rod contact: one Newton iteration closes a gap by a tenth from af
     double start_gap, floor;
   };
   for (const Case c : {Case{20.0 * gap_hat, 2.0 * gap_hat}, Case{1.5 * gap_hat, 0.5 * gap_hat},
-                       Case{0.6 * gap_hat, 0.48 * gap_hat}, Case{0.2 * gap_hat, 0.16 * gap_hat},
-                       Case{1e-6 * gap_hat, 0.8e-6 * gap_hat}}) {
+                       Case{0.9 * gap_hat, 0.5 * gap_hat}, Case{0.6 * gap_hat, 0.48 * gap_hat},
+                       Case{0.2 * gap_hat, 0.16 * gap_hat}, Case{1e-6 * gap_hat, 0.8e-6 * gap_hat}}) {
     CAPTURE(c.start_gap / gap_hat);
     std::vector<Rod> rods;
     rods.push_back(straight_rod(1, Vec3(-0.002, 0, 0), Vec3(0.002, 0, 0), 3, {}, nylon, "lower"));
@@ -304,8 +304,12 @@ TEST_CASE("rod-rod contact: one Newton iteration closes a gap by a tenth from af
     const double gap_at_step = c.start_gap - descent;
     CHECK(gap_at_step >= c.floor * (1.0 - 1e-9));
     CHECK(gap_at_step <= c.floor + 2e-3 * (c.start_gap - c.floor));
-    // pair_step with both segments at their whole path is the same bound.
+    // pair_step with both segments at their whole path is the same bound; with the upper rod
+    // (the pair's second segment) going half its path, the same floor is reached at twice t.
     CHECK(contact.pair_step(from, to, 0, 1.0, 1.0, 0.1) == doctest::Approx(steps[0]).epsilon(1e-12));
+    const double half = contact.pair_step(from, to, 0, 1.0, 0.5, 0.1);
+    CHECK(c.start_gap - 2.0 * radius * half >= c.floor * (1.0 - 1e-9));
+    CHECK(c.start_gap - 2.0 * radius * half <= c.floor + 2e-3 * (c.start_gap - c.floor));
   }
 }
 
