@@ -132,8 +132,8 @@ constexpr double kNearKeep = 0.8;
 // a segment that tilts towards the other while sliding along it closes the gap by the product
 // of the two, which the linear model does not see. Cut to 0.1 of its gap each time, a pair
 // pressed by its neighbours' motion lost a decade per iteration (hair lying across hair went
-// from g^ / 4 to 1e-9 of the radius in 8 iterations) while the barrier's Newton step can at
-// most double a gap far below its rest value; at 0.8 the barrier wins.
+// from g^ / 4 to 1e-9 of the radius in 8 iterations) while the barrier's Newton step only
+// about doubles a gap far below its rest value; at 0.8 the barrier wins.
 double iteration_keep(double start_gap, double gap_hat, double keep) {
   if (!(start_gap > 0.0)) return keep;
   const double floor = std::min(kNearKeep * start_gap, std::max(keep * start_gap, 0.5 * gap_hat));

@@ -273,7 +273,7 @@ TEST_CASE("rod-rod contact: one Newton iteration closes a gap by a tenth from af
   // min(0.8 g, max(0.1 g, g^ / 2)) (docs/contact.md, "How far an iteration may close a gap"):
   // the approach is linear in t, so CCD's t lands on the floor within its stopping tolerance.
   // Cut to 0.1 of the gap at every iteration, hair lying across hair lost a decade of its gap
-  // per iteration where the barrier's Newton step can at most double it.
+  // per iteration where the barrier's Newton step only about doubles it.
   const double radius = 1e-4;
   const Material nylon = make_material(1140.0, radius, 3.0e9);
   const double gap_hat = kContactGapFraction * 2.0 * radius;
