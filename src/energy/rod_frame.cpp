@@ -153,12 +153,7 @@ void curvature_from_directors(const EdgeGeometry& geo, const Vec3 (&u)[2], const
 
 }  // namespace
 
-Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v) {
-  const Vec3 axis = from.cross(to);
-  const double c = from.dot(to);
-  // Rodrigues' formula with the unnormalised axis a = from x to, |a| = sin(angle):
-  // R v = cos v + a x v + (a . v) a / (1 + cos).
-  if (c > -1.0 + 1e-6) return c * v + axis.cross(v) + (axis.dot(v) / (1.0 + c)) * axis;
+Vec3 parallel_transport_turned(const Vec3& from, const Vec3& axis, double c, const Vec3& v) {
   // (Nearly) opposite tangents: an edge that turned around within one step, which only a
   // violent motion does. The minimal rotation is (nearly) undefined there; turn by the angle
   // between them about a unit axis perpendicular to `from` (a x b if it is not round-off,
@@ -171,10 +166,6 @@ Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v) {
   }
   const double angle = std::atan2(s, c);
   return std::cos(angle) * v + std::sin(angle) * k.cross(v) + (1.0 - std::cos(angle)) * k.dot(v) * k;
-}
-
-double signed_angle(const Vec3& p, const Vec3& q, const Vec3& axis) {
-  return std::atan2(p.cross(q).dot(axis), p.dot(q));
 }
 
 Vec3 curvature_binormal(const Vec3& t0, const Vec3& t1) { return 2.0 * t0.cross(t1) / (1.0 + t0.dot(t1)); }

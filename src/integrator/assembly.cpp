@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 
 #include <omp.h>
 
@@ -55,6 +56,10 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
     for (int k = 0; k < D; ++k) gravity_force_[layout.vertex_dof(g) + k] = masses[layout.vertex_dof(g) + k] * model.gravity[k];
 
   std::apply([&](auto&... table) { (table.build(model), ...); }, terms_);
+  for_each_term([&](const auto& table) {
+    if constexpr (HasKeptState<typename std::decay_t<decltype(table)>::Term>::value)
+      keeps_state_ = keeps_state_ || (model.dimension == 3 && table.size() > 0);
+  });
   rod_loads_.assign(rods + 1, 0);
   for (const PointLoad& load : model.loads) ++rod_loads_[load.rod + 1];
   for (int r = 0; r < rods; ++r) rod_loads_[r + 1] += rod_loads_[r];
@@ -179,7 +184,15 @@ void SystemAssembler::build_pattern() {
 void SystemAssembler::advance(const VecX& x) {
   // Only 3D rods carry frames (rods with twist); the 2D instantiation has nothing to commit.
   if (model_.dimension != 3) return;
-  std::apply([&](auto&... table) { (table.template advance<3>(x), ...); }, terms_);
+  // The step commits the positions its convergence test's gradient pass has just carried the
+  // frames to: taking those saves carrying every edge's frame again (6% of a step of rods with
+  // twist, docs/performance.md). Only where the positions are the same bit for bit and nothing
+  // was committed since that pass; otherwise the frames are carried here.
+  const bool kept = kept_valid_ && kept_positions_.size() == x.size() &&
+                    std::memcmp(kept_positions_.data(), x.data(), sizeof(double) * static_cast<std::size_t>(x.size())) == 0;
+  kept_valid_ = false;
+  last_advance_reused_ = kept;
+  std::apply([&](auto&... table) { (table.template advance<3>(x, kept), ...); }, terms_);
 }
 
 SystemAssembler::ElementState SystemAssembler::element_state() const {
@@ -201,6 +214,7 @@ SystemAssembler::ElementState SystemAssembler::element_state() const {
 }
 
 void SystemAssembler::restore_element_state(const ElementState& saved) {
+  kept_valid_ = false;  // kept from the frames being replaced
   std::apply(
       [&](const auto&... from) {
         std::apply(
@@ -373,6 +387,13 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   request.projection = projection;
   request.energy = potential != nullptr;
   request.hessian = want_matrix || (w != nullptr && stiffness_times_w != nullptr);
+  // A gradient pass is at positions the step may commit (the convergence test's): it keeps the
+  // frames it carries there for advance().
+  request.keep_state = keeps_state_ && !request.hessian;
+  if (request.keep_state) {
+    kept_positions_ = x;
+    kept_valid_ = true;
+  }
   assemble_coupling(x, request, matrix_scale, w, stiffness_times_w != nullptr);
   auto assemble_one = [&](int r) {
     double* band = thread_bands_[omp_get_thread_num()].data();

@@ -627,6 +627,80 @@ TEST_CASE("rank-one terms scattered as one lower triangle: the slot-pair blocks'
       CHECK(zero[band_index(first + i, first + j, w)] == doctest::Approx(dense(i, j)).epsilon(1e-14));
 }
 
+TEST_CASE("committing the positions of the last gradient pass takes the frames it carried, bit for bit") {
+  // The step commits the positions its convergence test has just evaluated the gradient at;
+  // the assembler then takes the frames that pass carried instead of carrying them again. The
+  // frames must be those of carrying them at the commit, and anything else must carry them:
+  // other positions, a Hessian pass in between that keeps nothing, a restored state, a second
+  // commit.
+  std::mt19937 rng(31);
+  const Model model = twisting_model(3, rng);
+  SystemAssembler reused(model), carried(model);
+  const VecX start = random_state(model, rng);
+  reused.advance(start);
+  carried.advance(start);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto moved = [&](const VecX& from) {
+    VecX x = from;
+    for (int i = 0; i < x.size(); ++i) x[i] += 0.01 * u(rng);
+    return x;
+  };
+  auto same_frames = [&] {
+    const ElementTable<BendTwistTerm>& a = reused.table<BendTwistTerm>();
+    const ElementTable<BendTwistTerm>& b = carried.table<BendTwistTerm>();
+    REQUIRE(a.size() > 0);
+    bool same = true;
+    for (int k = 0; k < a.size(); ++k) {
+      const StencilFrames& f = a.constants(k).frames;
+      const StencilFrames& g = b.constants(k).frames;
+      for (int j = 0; j < 2; ++j) same = same && f.tangent[j] == g.tangent[j] && f.director[j] == g.director[j];
+      same = same && f.reference_twist == g.reference_twist;
+    }
+    return same;
+  };
+  VecX gradient;
+  // A gradient pass at x, then its commit: reused, and the same frames.
+  const VecX x = moved(start);
+  reused.assemble(x, 0.0, HessianProjection::BendingModes, 0.0, gradient);
+  reused.advance(x);
+  carried.advance(x);
+  CHECK(reused.last_advance_reused_frames());
+  CHECK_FALSE(carried.last_advance_reused_frames());
+  CHECK(same_frames());
+  // A second commit of the same positions: the kept frames were carried from the frames now
+  // replaced, so they are carried again.
+  reused.advance(x);
+  carried.advance(x);
+  CHECK_FALSE(reused.last_advance_reused_frames());
+  CHECK(same_frames());
+  // A pass at y, a commit at z: carried.
+  const VecX y = moved(x), z = moved(x);
+  reused.assemble(y, 0.0, HessianProjection::BendingModes, 0.0, gradient);
+  reused.advance(z);
+  carried.advance(z);
+  CHECK_FALSE(reused.last_advance_reused_frames());
+  CHECK(same_frames());
+  // A gradient pass at p, a Hessian pass at q (keeps nothing), a commit at p: reused.
+  const SystemAssembler::ElementState saved = reused.element_state(), carried_saved = carried.element_state();
+  const VecX p = moved(z), q = moved(z);
+  reused.assemble(p, 0.0, HessianProjection::BendingModes, 0.0, gradient);
+  reused.assemble(q, 0.0, HessianProjection::BendingModes, 1.0, gradient);
+  reused.advance(p);
+  carried.advance(p);
+  CHECK(reused.last_advance_reused_frames());
+  CHECK(same_frames());
+  // A gradient pass at s, the frames restored to those committed at z (as a split step that
+  // fails undoes its first half), a commit at s: carried from z's frames, not p's.
+  const VecX s = moved(p);
+  reused.assemble(s, 0.0, HessianProjection::BendingModes, 0.0, gradient);
+  reused.restore_element_state(saved);
+  carried.restore_element_state(carried_saved);
+  reused.advance(s);
+  carried.advance(s);
+  CHECK_FALSE(reused.last_advance_reused_frames());
+  CHECK(same_frames());
+}
+
 TEST_CASE("a helix with twist DOFs is at rest as given, and committing frames changes no energy") {
   HelixSpec spec;
   spec.radius = 0.005;

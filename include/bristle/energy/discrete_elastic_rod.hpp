@@ -123,6 +123,7 @@ struct BendTwistSlots {
   struct Chain {
     bool holds = false;  ///< `edge` is the next element's first edge
     StencilEdge edge{0.0, Vec3::Zero(), Vec3::Zero(), {Vec3::Zero(), Vec3::Zero()}};
+    StencilFrames* keep = nullptr;  ///< where the next carry leaves its frames (keep_into)
   };
   static bool continues(const std::array<int, 5>& previous, const std::array<int, 5>& next) {
     return next[0] == previous[2] && next[1] == previous[3] && next[2] == previous[4];
@@ -137,8 +138,19 @@ struct BendTwistSlots {
     chain.edge = s.edge[1];
     chain.holds = true;
     carry_twist(q, c.frames, s);
+    if (chain.keep != nullptr) {
+      *chain.keep = frames_of(s);
+      chain.keep = nullptr;
+    }
     return s;
   }
+
+  /// A pass that keeps state (LocalRequest::keep_state) leaves each element's carried frames
+  /// in `into` (a copy of its constants): they are what `advance` at the same DOFs commits,
+  /// bit for bit (carried_edge computes the tangent and the carried director the same way
+  /// with or without material directors).
+  static constexpr bool kKeepsState = true;
+  static void keep_into(Chain& chain, Constants& into) { chain.keep = &into.frames; }
 
   /// Commits the frames carried to q's edges.
   template <int D>

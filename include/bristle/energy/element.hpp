@@ -61,6 +61,10 @@ struct LocalRequest {
   HessianProjection projection = HessianProjection::Projected;
   bool energy = true;   ///< the energy is used (kernels that fuse it may return it anyway)
   bool hessian = true;  ///< a Hessian is used (matrix or product)
+  /// Terms with committed state (Term::advance) keep the state they carry to these DOFs, so
+  /// that committing the same positions takes it instead of carrying it again (ElementTable::
+  /// adopt_kept_state).
+  bool keep_state = false;
 };
 
 /// Shape of a term's stencil in dimension D: slot sizes, offsets into the local vector, and

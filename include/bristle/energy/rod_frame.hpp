@@ -17,6 +17,7 @@
 /// reference frames, which the integrator transports to the current edges before it
 /// evaluates anything (integrator stage "transport frames").
 
+#include <cmath>
 #include <vector>
 
 #include "bristle/math/types.hpp"
@@ -26,12 +27,26 @@ namespace bristle {
 using Vec11 = Vec<11>;
 using Mat11 = Mat<11, 11>;
 
+/// parallel_transport for (nearly) opposite `from` and `to` (cosine c, from x to = axis).
+Vec3 parallel_transport_turned(const Vec3& from, const Vec3& axis, double c, const Vec3& v);
+
 /// The minimal rotation taking unit vector `from` to unit vector `to`, applied to v
-/// (rotation about from x to; requires from . to > -1).
-Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v);
+/// (rotation about from x to; requires from . to > -1). Inline: every evaluation of a rod
+/// with twist calls it twice per stencil (the same arithmetic wherever it is compiled, since
+/// the build does not contract floating-point operations).
+inline Vec3 parallel_transport(const Vec3& from, const Vec3& to, const Vec3& v) {
+  const Vec3 axis = from.cross(to);
+  const double c = from.dot(to);
+  // Rodrigues' formula with the unnormalised axis a = from x to, |a| = sin(angle):
+  // R v = cos v + a x v + (a . v) a / (1 + cos).
+  if (c > -1.0 + 1e-6) return c * v + axis.cross(v) + (axis.dot(v) / (1.0 + c)) * axis;
+  return parallel_transport_turned(from, axis, c, v);
+}
 
 /// The signed angle in (-pi, pi] from p to q about `axis` (p, q perpendicular to axis).
-double signed_angle(const Vec3& p, const Vec3& q, const Vec3& axis);
+inline double signed_angle(const Vec3& p, const Vec3& q, const Vec3& axis) {
+  return std::atan2(p.cross(q).dot(axis), p.dot(q));
+}
 
 /// Curvature binormal 2 t0 x t1 / (1 + t0 . t1) of two unit tangents; its length is
 /// 2 tan(phi / 2), phi the turning angle.

@@ -164,6 +164,9 @@ class SystemAssembler {
   /// trial points need not, since the kernels transport the committed frames to whatever
   /// configuration they are given.
   void advance(const VecX& x);
+  /// Whether the last advance() took the frames its positions' gradient pass had kept
+  /// instead of carrying them (for tests and profiles; the frames are the same either way).
+  bool last_advance_reused_frames() const { return last_advance_reused_; }
 
   /// The element state advance() changes, per term (empty for terms without state), so that
   /// a step that is abandoned after some of its parts committed (a split step) can be undone.
@@ -190,6 +193,12 @@ class SystemAssembler {
 
   const Model& model_;
   int threads_ = 1;
+  // The positions of the last gradient pass, whose carried frames the element tables kept
+  // (LocalRequest::keep_state), while nothing has been committed since (advance()).
+  bool keeps_state_ = false;  // some term has elements with committed state (rods with twist)
+  bool kept_valid_ = false;
+  bool last_advance_reused_ = false;
+  VecX kept_positions_;
   VecX gravity_force_;  // m_i g per DOF
   Terms terms_;
   // The coupling elements' sums of the last assemble().

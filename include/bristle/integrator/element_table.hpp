@@ -270,6 +270,14 @@ struct HasChain : std::false_type {};
 template <class Term>
 struct HasChain<Term, std::void_t<typename Term::Chain>> : std::true_type {};
 
+/// Whether a term with committed state keeps, in a pass that asks for it
+/// (LocalRequest::keep_state), the state it carried (Term::kKeepsState; Term::keep_into
+/// through its chain, into a copy of the element's constants).
+template <class Term, class = void>
+struct HasKeptState : std::false_type {};
+template <class Term>
+struct HasKeptState<Term, std::void_t<decltype(Term::kKeepsState)>> : std::bool_constant<Term::kKeepsState> {};
+
 template <class TermType>
 class ElementTable {
  public:
@@ -302,6 +310,7 @@ class ElementTable {
       rod_begin_.push_back(static_cast<int>(dofs_.size()));
     }
     rod_energy_.assign(rods, EnergyParts{});
+    if constexpr (HasKeptState<Term>::value) kept_ = constants_;
   }
 
   int size() const { return static_cast<int>(dofs_.size()); }
@@ -390,6 +399,10 @@ class ElementTable {
       const Slots& dof = dofs_[k];
       const int* bases = &bases_[static_cast<std::size_t>(k) * kPairs];
       const bool contiguous = contiguous_[k] != 0;
+      if constexpr (HasKeptState<Term>::value) {
+        static_assert(HasChain<Term>::value, "a term keeps its state through its chain");
+        if (request.keep_state) (Term::keep_into(chain, kept_[k]), ...);
+      }
       Term::template evaluate<D>(
           Scatter::gather(x, dof), constants_[k], request,
           [&](const auto& energy, const auto& gradient, const auto& hessian) {
@@ -404,9 +417,20 @@ class ElementTable {
   }
 
   /// Commits each element's state at configuration x (the discrete elastic rods' reference
-  /// frames, transported to x's edges); nothing for terms without state.
+  /// frames, transported to x's edges); nothing for terms without state. With `reuse_kept`,
+  /// a term that keeps its state takes what the last pass with LocalRequest::keep_state
+  /// carried instead (the same bits): the caller has checked that the pass was at x and that
+  /// nothing was committed since (SystemAssembler::advance).
   template <int D>
-  void advance(const VecX& x) {
+  void advance(const VecX& x, bool reuse_kept = false) {
+    if constexpr (HasKeptState<Term>::value) {
+      if (reuse_kept) {
+        // kept_ is constants_ with the frames the pass carried: everything else in an element's
+        // constants is fixed, and the state is all advance() changes.
+        constants_.swap(kept_);
+        return;
+      }
+    }
     if constexpr (HasAdvance<Term>::value) {
       using Scatter = LocalScatter<Term, D>;
       visit_elements(0, size(), [&](int k, auto&... chain) {
@@ -518,6 +542,10 @@ class ElementTable {
 
   std::vector<Slots> dofs_;
   std::vector<Constants> constants_;
+  // Terms that keep their state (HasKeptState): the elements' constants with the state the
+  // last pass with keep_state carried them to, written by assemble_rod (each rod's elements by
+  // the thread that assembles the rod); they differ from constants_ in that state only.
+  mutable std::vector<Constants> kept_;
   std::vector<int> rod_begin_;
   std::vector<int> bases_;
   std::vector<unsigned char> contiguous_;  // per element: compute_bases' contiguous stencils
