@@ -20,14 +20,31 @@ BendTwistStencil unpack(const Vec11& q) {
   return s;
 }
 
+/// Edge j's committed reference director carried to `tangent`: the minimal rotation from the
+/// committed tangent, which is the identity where the edge has not turned since the commit
+/// (the tangent equal bit for bit, as at the step's start, where Newton's first iteration is
+/// linearised): the committed director as it is, without a rotation's rounding.
+Vec3 carried_director(const StencilFrames& committed, int j, const Vec3& tangent) {
+  if (tangent == committed.tangent[j]) return committed.director[j];
+  return parallel_transport(committed.tangent[j], tangent, committed.director[j]).normalized();
+}
+
+/// The reference twist between two carried directors, continuous with the committed value;
+/// the committed value itself where neither edge has turned since the commit (the directors
+/// are then the committed ones, between which it was measured).
+double carried_reference_twist(const StencilFrames& committed, const Vec3& t0, const Vec3& t1, const Vec3& d0,
+                               const Vec3& d1) {
+  if (t0 == committed.tangent[0] && t1 == committed.tangent[1]) return committed.reference_twist;
+  return reference_twist(t0, t1, d0, d1, committed.reference_twist);
+}
+
 /// Carries the committed frames to the stencil's edges: each reference director by the
 /// minimal rotation from its committed tangent to the current one, the reference twist
 /// measured between them and kept continuous with the committed value.
 void transport(BendTwistStencil& s, const StencilFrames& committed, StencilFrames* carried) {
   const Vec3 tangent[2] = {(s.x[1] - s.x[0]).normalized(), (s.x[2] - s.x[1]).normalized()};
-  for (int j = 0; j < 2; ++j)
-    s.reference[j] = parallel_transport(committed.tangent[j], tangent[j], committed.director[j]).normalized();
-  s.reference_twist = reference_twist(tangent[0], tangent[1], s.reference[0], s.reference[1], committed.reference_twist);
+  for (int j = 0; j < 2; ++j) s.reference[j] = carried_director(committed, j, tangent[j]);
+  s.reference_twist = carried_reference_twist(committed, tangent[0], tangent[1], s.reference[0], s.reference[1]);
   if (carried != nullptr) {
     for (int j = 0; j < 2; ++j) {
       carried->tangent[j] = tangent[j];
@@ -57,14 +74,14 @@ StencilEdge carried_edge(const Vec11& q, const StencilFrames& committed, int j, 
   StencilEdge edge;
   edge.length = e.norm();
   edge.tangent = edge.length > 0.0 ? Vec3(e / edge.length) : e;
-  edge.reference = parallel_transport(committed.tangent[j], edge.tangent, committed.director[j]).normalized();
+  edge.reference = carried_director(committed, j, edge.tangent);
   if (directors) edge.directors = material_directors(edge.tangent, edge.reference, q[4 * j + 3]);
   return edge;
 }
 
 void carry_twist(const Vec11& q, const StencilFrames& committed, CarriedStencil& s) {
-  s.reference_twist = reference_twist(s.edge[0].tangent, s.edge[1].tangent, s.edge[0].reference, s.edge[1].reference,
-                                      committed.reference_twist);
+  s.reference_twist = carried_reference_twist(committed, s.edge[0].tangent, s.edge[1].tangent, s.edge[0].reference,
+                                              s.edge[1].reference);
   s.twist = q[7] - q[3] + s.reference_twist;  // stencil_twist
 }
 

@@ -370,6 +370,61 @@ TEST_CASE("the carried-stencil kernels give the transported stencil's values bit
   }
 }
 
+TEST_CASE("frames carried back to where they were committed are the committed frames, as they are") {
+  // At the step's start the stencils are where their frames were committed: the minimal
+  // rotation from a tangent to itself is the identity, so the carried director must be the
+  // committed one and the reference twist the committed one, bit for bit (no rotation's
+  // rounding, no atan2). An edge that moved is carried as before.
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int rounded = 0;  // trials where rotating by the identity would not return the director exactly
+  for (const StencilCase& c : kStencilCases) {
+    for (int trial = 0; trial < 8; ++trial) {
+      const BendTwistStencil base = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
+      CAPTURE(c.name);
+      CAPTURE(trial);
+      StencilFrames start;
+      start.tangent[0] = (base.x[1] - base.x[0]).normalized();
+      start.tangent[1] = (base.x[2] - base.x[1]).normalized();
+      start.director[0] = base.reference[0];
+      start.director[1] = base.reference[1];
+      start.reference_twist = base.reference_twist + 2.0 * kPi * trial;
+      // Committed at q (carried there from frames committed elsewhere, as a step commits).
+      Vec11 q = pack(base);
+      for (int i = 0; i < 11; ++i) q[i] += 0.05 * u(rng);
+      const StencilFrames committed = transported_frames(q, start);
+      for (int j = 0; j < 2; ++j)
+        if (parallel_transport(committed.tangent[j], committed.tangent[j], committed.director[j]).normalized() !=
+            committed.director[j])
+          ++rounded;
+      // Carried to q again: the committed frames.
+      const StencilFrames again = transported_frames(q, committed);
+      CarriedStencil carried;
+      for (int j = 0; j < 2; ++j) {
+        carried.edge[j] = carried_edge(q, committed, j);
+        CHECK(again.tangent[j] == committed.tangent[j]);
+        CHECK(again.director[j] == committed.director[j]);
+        CHECK(carried.edge[j].reference == committed.director[j]);
+      }
+      carry_twist(q, committed, carried);
+      CHECK(again.reference_twist == committed.reference_twist);
+      CHECK(carried.reference_twist == committed.reference_twist);
+      // Only the second edge moved: the first keeps its director, the second is rotated, and
+      // the reference twist is measured between them, near the committed one.
+      Vec11 moved = q;
+      for (int i = 8; i < 11; ++i) moved[i] += 0.02 * u(rng);
+      const StencilFrames half = transported_frames(moved, committed);
+      CHECK(half.director[0] == committed.director[0]);
+      CHECK(half.director[1] != committed.director[1]);
+      CHECK(std::abs(half.director[1].dot(half.tangent[1])) < 1e-14);
+      CHECK(half.reference_twist == reference_twist(half.tangent[0], half.tangent[1], half.director[0],
+                                                    half.director[1], committed.reference_twist));
+    }
+  }
+  // The identity rotation does round in some of these: the shortcut is what makes them exact.
+  CHECK(rounded > 0);
+}
+
 TEST_CASE("the twist Hessian needs the holonomy term: differentiating kb / (2 |e|) alone is not symmetric") {
   // A guard on the derivation (docs/physics.md): the Jacobian of the classical gradient has
   // an antisymmetric part that finite differences of the energy do not show; dropping the
