@@ -181,6 +181,11 @@ void SystemAssembler::build_pattern() {
   }
 }
 
+bool SystemAssembler::same_as_kept(const VecX& x) const {
+  return kept_positions_.size() == x.size() &&
+         std::memcmp(kept_positions_.data(), x.data(), sizeof(double) * static_cast<std::size_t>(x.size())) == 0;
+}
+
 void SystemAssembler::advance(const VecX& x) {
   // Only 3D rods carry frames (rods with twist); the 2D instantiation has nothing to commit.
   if (model_.dimension != 3) return;
@@ -188,10 +193,10 @@ void SystemAssembler::advance(const VecX& x) {
   // frames to: taking those saves carrying every edge's frame again (6% of a step of rods with
   // twist, docs/performance.md). Only where the positions are the same bit for bit and nothing
   // was committed since that pass; otherwise the frames are carried here.
-  const bool kept = kept_valid_ && kept_positions_.size() == x.size() &&
-                    std::memcmp(kept_positions_.data(), x.data(), sizeof(double) * static_cast<std::size_t>(x.size())) == 0;
+  const bool kept = kept_valid_ && same_as_kept(x);
   kept_valid_ = false;
   last_advance_reused_ = kept;
+  locals_valid_ = kept;  // the kept results are at these positions with these frames
   std::apply([&](auto&... table) { (table.template advance<3>(x, kept), ...); }, terms_);
 }
 
@@ -215,6 +220,7 @@ SystemAssembler::ElementState SystemAssembler::element_state() const {
 
 void SystemAssembler::restore_element_state(const ElementState& saved) {
   kept_valid_ = false;  // kept from the frames being replaced
+  locals_valid_ = false;
   std::apply(
       [&](const auto&... from) {
         std::apply(
@@ -390,9 +396,15 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   // A gradient pass is at positions the step may commit (the convergence test's): it keeps the
   // frames it carries there for advance().
   request.keep_state = keeps_state_ && !request.hessian;
+  // A pass with a Hessian at the positions the last committed frames were kept at (the next
+  // step's first pass, at the positions just committed) replays what that pass kept: the same
+  // DOFs and the same frames give the same values, bit for bit.
+  request.replay_kept = keeps_state_ && request.hessian && locals_valid_ && same_as_kept(x);
+  last_pass_replayed_ = request.replay_kept;
   if (request.keep_state) {
     kept_positions_ = x;
     kept_valid_ = true;
+    locals_valid_ = false;
   }
   assemble_coupling(x, request, matrix_scale, w, stiffness_times_w != nullptr);
   auto assemble_one = [&](int r) {

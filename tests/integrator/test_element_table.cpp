@@ -667,6 +667,28 @@ TEST_CASE("committing the positions of the last gradient pass takes the frames i
   CHECK(reused.last_advance_reused_frames());
   CHECK_FALSE(carried.last_advance_reused_frames());
   CHECK(same_frames());
+  // The next step's first pass, with a Hessian at the committed positions, replays what the
+  // gradient pass kept: gradient, matrix and energies as evaluating them gives, bit for bit.
+  auto same_pass = [&](const VecX& at, HessianProjection projection) {
+    VecX g_reused, g_carried;
+    EnergyBreakdown e_reused, e_carried;
+    reused.assemble(at, 0.0, projection, 1.0, g_reused, nullptr, nullptr, &e_reused);
+    carried.assemble(at, 0.0, projection, 1.0, g_carried, nullptr, nullptr, &e_carried);
+    CHECK_FALSE(carried.last_pass_replayed());
+    const SparseMatrix& a = reused.matrix();
+    const SparseMatrix& b = carried.matrix();
+    REQUIRE(a.nonZeros() == b.nonZeros());
+    bool same = g_reused == g_carried && e_reused.bend == e_carried.bend && e_reused.twist == e_carried.twist;
+    for (int k = 0; k < a.nonZeros(); ++k) same = same && a.valuePtr()[k] == b.valuePtr()[k];
+    return same;
+  };
+  CHECK(same_pass(x, HessianProjection::BendingModes));
+  CHECK(reused.last_pass_replayed());
+  CHECK(same_pass(x, HessianProjection::BendingModes));  // again: still kept
+  CHECK(reused.last_pass_replayed());
+  CHECK(same_pass(x, HessianProjection::Projected));  // not the kept kernel's Hessian: evaluated
+  CHECK(same_pass(moved(x), HessianProjection::BendingModes));  // elsewhere: evaluated
+  CHECK_FALSE(reused.last_pass_replayed());
   // A second commit of the same positions: the kept frames were carried from the frames now
   // replaced, so they are carried again.
   reused.advance(x);

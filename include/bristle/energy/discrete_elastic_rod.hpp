@@ -124,6 +124,7 @@ struct BendTwistSlots {
     bool holds = false;  ///< `edge` is the next element's first edge
     StencilEdge edge{0.0, Vec3::Zero(), Vec3::Zero(), {Vec3::Zero(), Vec3::Zero()}};
     StencilFrames* keep = nullptr;  ///< where the next carry leaves its frames (keep_into)
+    BendTwistGaussNewton* keep_local = nullptr;  ///< where the next Gauss-Newton kernel leaves its results
   };
   static bool continues(const std::array<int, 5>& previous, const std::array<int, 5>& next) {
     return next[0] == previous[2] && next[1] == previous[3] && next[2] == previous[4];
@@ -151,6 +152,13 @@ struct BendTwistSlots {
   /// with or without material directors).
   static constexpr bool kKeepsState = true;
   static void keep_into(Chain& chain, Constants& into) { chain.keep = &into.frames; }
+
+  /// Its Gauss-Newton kernel's results too (energies, gradient, rank-one Hessian terms), which
+  /// a gradient pass computes whole: a Hessian pass at the same DOFs with the frames that pass
+  /// carried committed (the next step's first pass, at the positions just committed) replays
+  /// them instead of evaluating again, the same values bit for bit.
+  using KeptLocal = BendTwistGaussNewton;
+  static void keep_local_into(Chain& chain, KeptLocal& into) { chain.keep_local = &into; }
 
   /// Commits the frames carried to q's edges.
   template <int D>
@@ -205,10 +213,11 @@ struct BendTwistTerm : detail::BendTwistSlots {
       const CarriedStencil carried = carry(q, c, chain);
       if (takes_gauss_newton(request)) {
         const BendTwistGaussNewton local = bend_twist_gauss_newton(carried, c);
-        if (request.hessian)
-          sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<3>>{local.hessian});
-        else
-          sink(local.energy, local.gradient, NoHessian{});
+        if (chain.keep_local != nullptr) {
+          *chain.keep_local = local;
+          chain.keep_local = nullptr;
+        }
+        replay<D>(local, request, sink);
         return;
       }
       const BendTwistStencil s = stencil_of(q, carried);
@@ -227,6 +236,19 @@ struct BendTwistTerm : detail::BendTwistSlots {
   static void evaluate(const Vec<3 * D + 2>& q, const Constants& c, const LocalRequest& request, Sink&& sink) {
     Chain chain;
     evaluate<D>(q, c, request, sink, chain);
+  }
+
+  /// Whether kept results serve a request: those of the Gauss-Newton kernel (takes_gauss_newton).
+  static bool replays(const LocalRequest& request) { return takes_gauss_newton(request); }
+  /// Hands kept (or just computed) Gauss-Newton results to the sink as evaluate does.
+  template <int D, class Sink>
+  static void replay(const KeptLocal& local, const LocalRequest& request, Sink&& sink) {
+    if constexpr (D == 3) {
+      if (request.hessian)
+        sink(local.energy, local.gradient, PositiveSpectrum<RankOneTerms<3>>{local.hessian});
+      else
+        sink(local.energy, local.gradient, NoHessian{});
+    }
   }
 };
 

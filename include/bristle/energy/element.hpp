@@ -65,6 +65,10 @@ struct LocalRequest {
   /// that committing the same positions takes it instead of carrying it again (ElementTable::
   /// adopt_kept_state).
   bool keep_state = false;
+  /// Terms that keep their local results too (Term::KeptLocal) replay those of the last pass
+  /// with keep_state instead of evaluating: the caller has checked that the DOFs and the
+  /// committed state are that pass's, bit for bit (SystemAssembler::assemble).
+  bool replay_kept = false;
 };
 
 /// Shape of a term's stencil in dimension D: slot sizes, offsets into the local vector, and

@@ -167,6 +167,9 @@ class SystemAssembler {
   /// Whether the last advance() took the frames its positions' gradient pass had kept
   /// instead of carrying them (for tests and profiles; the frames are the same either way).
   bool last_advance_reused_frames() const { return last_advance_reused_; }
+  /// Whether the last assemble() replayed kept local results instead of evaluating the terms
+  /// that keep them (for tests and profiles; the values are the same either way).
+  bool last_pass_replayed() const { return last_pass_replayed_; }
 
   /// The element state advance() changes, per term (empty for terms without state), so that
   /// a step that is abandoned after some of its parts committed (a split step) can be undone.
@@ -197,8 +200,12 @@ class SystemAssembler {
   // (LocalRequest::keep_state), while nothing has been committed since (advance()).
   bool keeps_state_ = false;  // some term has elements with committed state (rods with twist)
   bool kept_valid_ = false;
-  bool last_advance_reused_ = false;
+  // The kept local results are at the committed positions and frames (set by an advance()
+  // that took the kept frames; cleared by the next keeping pass, advance or restore).
+  bool locals_valid_ = false;
+  bool last_advance_reused_ = false, last_pass_replayed_ = false;
   VecX kept_positions_;
+  bool same_as_kept(const VecX& x) const;
   VecX gravity_force_;  // m_i g per DOF
   Terms terms_;
   // The coupling elements' sums of the last assemble().

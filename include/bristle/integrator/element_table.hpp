@@ -278,6 +278,23 @@ struct HasKeptState : std::false_type {};
 template <class Term>
 struct HasKeptState<Term, std::void_t<decltype(Term::kKeepsState)>> : std::bool_constant<Term::kKeepsState> {};
 
+/// Whether a term that keeps its state keeps its local results too (Term::KeptLocal,
+/// Term::keep_local_into through its chain, Term::replays and Term::replay).
+template <class Term, class = void>
+struct HasKeptLocal : std::false_type {};
+template <class Term>
+struct HasKeptLocal<Term, std::void_t<typename Term::KeptLocal>> : HasKeptState<Term> {};
+
+/// Term::KeptLocal, or an empty type.
+template <class Term, class = void>
+struct KeptLocalOf {
+  struct type {};
+};
+template <class Term>
+struct KeptLocalOf<Term, std::void_t<typename Term::KeptLocal>> {
+  using type = typename Term::KeptLocal;
+};
+
 template <class TermType>
 class ElementTable {
  public:
@@ -311,6 +328,7 @@ class ElementTable {
     }
     rod_energy_.assign(rods, EnergyParts{});
     if constexpr (HasKeptState<Term>::value) kept_ = constants_;
+    if constexpr (HasKeptLocal<Term>::value) kept_local_.assign(dofs_.size(), KeptLocal{});
   }
 
   int size() const { return static_cast<int>(dofs_.size()); }
@@ -395,23 +413,33 @@ class ElementTable {
     const bool want_matrix = t.band != nullptr;
     const bool want_product = t.w != nullptr && t.kw != nullptr;
     EnergyParts sum{};
+    auto sink_of = [&](int k) {
+      return [&, k](const auto& energy, const auto& gradient, const auto& hessian) {
+        const Slots& dof = dofs_[k];
+        add_energy(sum, energy);
+        Scatter::add(*t.gradient, dof, gradient);
+        if (want_matrix)
+          Scatter::band(t, &bases_[static_cast<std::size_t>(k) * kPairs], hessian, contiguous_[k] != 0);
+        if (want_product) Scatter::product(t, dof, hessian);
+      };
+    };
+    if constexpr (HasKeptLocal<Term>::value) {
+      if (request.replay_kept && Term::replays(request)) {
+        const auto [begin, end] = rod_elements(rod);
+        for (int k = begin; k < end; ++k) Term::template replay<D>(kept_local_[k], request, sink_of(k));
+        rod_energy_[rod] = sum;
+        return;
+      }
+    }
     visit_elements(rod_begin_[rod], rod_begin_[rod + 1], [&](int k, auto&... chain) {
-      const Slots& dof = dofs_[k];
-      const int* bases = &bases_[static_cast<std::size_t>(k) * kPairs];
-      const bool contiguous = contiguous_[k] != 0;
       if constexpr (HasKeptState<Term>::value) {
         static_assert(HasChain<Term>::value, "a term keeps its state through its chain");
         if (request.keep_state) (Term::keep_into(chain, kept_[k]), ...);
       }
-      Term::template evaluate<D>(
-          Scatter::gather(x, dof), constants_[k], request,
-          [&](const auto& energy, const auto& gradient, const auto& hessian) {
-            add_energy(sum, energy);
-            Scatter::add(*t.gradient, dof, gradient);
-            if (want_matrix) Scatter::band(t, bases, hessian, contiguous);
-            if (want_product) Scatter::product(t, dof, hessian);
-          },
-          chain...);
+      if constexpr (HasKeptLocal<Term>::value) {
+        if (request.keep_state) (Term::keep_local_into(chain, kept_local_[k]), ...);
+      }
+      Term::template evaluate<D>(Scatter::gather(x, dofs_[k]), constants_[k], request, sink_of(k), chain...);
     });
     rod_energy_[rod] = sum;
   }
@@ -546,6 +574,9 @@ class ElementTable {
   // last pass with keep_state carried them to, written by assemble_rod (each rod's elements by
   // the thread that assembles the rod); they differ from constants_ in that state only.
   mutable std::vector<Constants> kept_;
+  // Terms that keep their local results (HasKeptLocal): those of the same pass, per element.
+  using KeptLocal = typename KeptLocalOf<Term>::type;
+  mutable std::vector<KeptLocal> kept_local_;
   std::vector<int> rod_begin_;
   std::vector<int> bases_;
   std::vector<unsigned char> contiguous_;  // per element: compute_bases' contiguous stencils
