@@ -144,6 +144,18 @@ Mat<11, 6> rigid_modes(const BendTwistStencil& s) {
   return modes;
 }
 
+/// A stencil's frames as committed where it is: its tangents, its reference directors and its
+/// reference twist plus `turns` whole turns (continuity with an earlier history kept).
+StencilFrames frames_at(const BendTwistStencil& s, int turns) {
+  StencilFrames frames;
+  frames.tangent[0] = (s.x[1] - s.x[0]).normalized();
+  frames.tangent[1] = (s.x[2] - s.x[1]).normalized();
+  frames.director[0] = s.reference[0];
+  frames.director[1] = s.reference[1];
+  frames.reference_twist = s.reference_twist + 2.0 * kPi * turns;
+  return frames;
+}
+
 }  // namespace
 
 TEST_CASE("parallel transport: a rotation taking one tangent to the other") {
@@ -323,11 +335,7 @@ TEST_CASE("the carried-stencil kernels give the transported stencil's values bit
       CAPTURE(c.name);
       CAPTURE(trial);
       BendTwistRest rest;
-      rest.frames.tangent[0] = (base.x[1] - base.x[0]).normalized();
-      rest.frames.tangent[1] = (base.x[2] - base.x[1]).normalized();
-      rest.frames.director[0] = base.reference[0];
-      rest.frames.director[1] = base.reference[1];
-      rest.frames.reference_twist = base.reference_twist + 2.0 * kPi * trial;  // continuity kept
+      rest.frames = frames_at(base, trial);
       rest.bend.stiffness = Vec2(1.0 + 0.5 * u(rng), 0.3 + 0.2 * u(rng));
       rest.bend.rest_curvature = Vec2(0.6 * u(rng), 0.6 * u(rng));
       rest.twist_stiffness = 1.7;
@@ -383,12 +391,7 @@ TEST_CASE("frames carried back to where they were committed are the committed fr
       const BendTwistStencil base = make_stencil(0.5 + 0.4 * u(rng), 0.5 + 0.4 * u(rng), c.turn, rng);
       CAPTURE(c.name);
       CAPTURE(trial);
-      StencilFrames start;
-      start.tangent[0] = (base.x[1] - base.x[0]).normalized();
-      start.tangent[1] = (base.x[2] - base.x[1]).normalized();
-      start.director[0] = base.reference[0];
-      start.director[1] = base.reference[1];
-      start.reference_twist = base.reference_twist + 2.0 * kPi * trial;
+      const StencilFrames start = frames_at(base, trial);
       // Committed at q (carried there from frames committed elsewhere, as a step commits).
       Vec11 q = pack(base);
       for (int i = 0; i < 11; ++i) q[i] += 0.05 * u(rng);
