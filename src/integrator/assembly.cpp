@@ -401,10 +401,10 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   // DOFs and the same frames give the same values, bit for bit.
   request.replay_kept = keeps_state_ && request.hessian && locals_valid_ && same_as_kept(x);
   last_pass_replayed_ = request.replay_kept;
-  if (request.keep_state) {
-    kept_positions_ = x;
-    kept_valid_ = true;
+  if (request.keep_state) {  // valid once the pass has kept every element's (below)
+    kept_valid_ = false;
     locals_valid_ = false;
+    kept_positions_ = x;
   }
   assemble_coupling(x, request, matrix_scale, w, stiffness_times_w != nullptr);
   auto assemble_one = [&](int r) {
@@ -425,6 +425,7 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   // split would leave the other waiting at the end of the loop.
 #pragma omp parallel for schedule(dynamic, kRodChunk) num_threads(threads_) if (threads_ > 1)
   for (int r = 0; r < rods; ++r) assemble_one(r);
+  kept_valid_ = kept_valid_ || request.keep_state;
   if (potential != nullptr) *potential = sum_rod_energies(x, time);
 }
 
