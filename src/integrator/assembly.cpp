@@ -401,6 +401,7 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   // DOFs and the same frames give the same values, bit for bit.
   request.replay_kept = keeps_state_ && request.hessian && locals_valid_ && same_as_kept(x);
   last_pass_replayed_ = request.replay_kept;
+  if (request.replay_kept) ++replayed_passes_;
   if (request.keep_state) {  // valid once the pass has kept every element's (below)
     kept_valid_ = false;
     locals_valid_ = false;

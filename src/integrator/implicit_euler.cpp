@@ -1002,6 +1002,11 @@ bool ImplicitEuler::test_convergence(StepContext& ctx) {
   const VecX& v_hat = *ctx.v_hat;
   const double h = ctx.h, alpha = model_.damping_mass;
   const Clock::time_point start = Clock::now();
+  // The fixed DOFs where the commit puts them (x0 + dt v0, commit()): x^ + h v may differ from
+  // that in its last bit (BDF2's x^) or in the sign of a zero (v = -0 plus a zero correction),
+  // and the positions tested are then the ones committed, bit for bit, so that the commit can
+  // take the frames this pass carries (SystemAssembler::advance).
+  for (const int dof : fixed_dofs_) ctx.x1[dof] = (*ctx.x0)[dof] + ctx.dt * (*ctx.v0)[dof];
   const VecX& x = ctx.x1;
   EnergyBreakdown energies;
   assembler_.assemble(x, ctx.t1, system_projection(), 0.0, ctx.gradient, nullptr, nullptr, &energies);

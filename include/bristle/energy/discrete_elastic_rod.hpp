@@ -156,7 +156,9 @@ struct BendTwistSlots {
   /// Its Gauss-Newton kernel's results too (energies, gradient, rank-one Hessian terms), which
   /// a gradient pass computes whole: a Hessian pass at the same DOFs with the frames that pass
   /// carried committed (the next step's first pass, at the positions just committed) replays
-  /// them instead of evaluating again, the same values bit for bit.
+  /// them instead of evaluating again. The same values bit for bit, because evaluating there
+  /// carries each committed frame to its own tangent as it is (carried_director), so the
+  /// kernel sees the frames the keeping pass saw.
   using KeptLocal = BendTwistGaussNewton;
   static void keep_local_into(Chain& chain, KeptLocal& into) { chain.keep_local = &into; }
 

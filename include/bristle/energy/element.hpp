@@ -66,8 +66,11 @@ struct LocalRequest {
   /// adopt_kept_state).
   bool keep_state = false;
   /// Terms that keep their local results too (Term::KeptLocal) replay those of the last pass
-  /// with keep_state instead of evaluating: the caller has checked that the DOFs and the
-  /// committed state are that pass's, bit for bit (SystemAssembler::assemble).
+  /// with keep_state instead of evaluating: the caller has checked that the DOFs are that
+  /// pass's, bit for bit, and that the committed state is what that pass carried
+  /// (SystemAssembler::assemble). Evaluating would give the same values only because a term
+  /// carries its state to the DOFs it was committed at as it is (for the frames:
+  /// carried_director in energy/discrete_elastic_rod.cpp).
   bool replay_kept = false;
 };
 

@@ -170,6 +170,8 @@ class SystemAssembler {
   /// Whether the last assemble() replayed kept local results instead of evaluating the terms
   /// that keep them (for tests and profiles; the values are the same either way).
   bool last_pass_replayed() const { return last_pass_replayed_; }
+  /// How many passes replayed kept results since construction.
+  long replayed_passes() const { return replayed_passes_; }
 
   /// The element state advance() changes, per term (empty for terms without state), so that
   /// a step that is abandoned after some of its parts committed (a split step) can be undone.
@@ -204,6 +206,7 @@ class SystemAssembler {
   // that took the kept frames; cleared by the next keeping pass, advance or restore).
   bool locals_valid_ = false;
   bool last_advance_reused_ = false, last_pass_replayed_ = false;
+  long replayed_passes_ = 0;
   VecX kept_positions_;
   bool same_as_kept(const VecX& x) const;
   VecX gravity_force_;  // m_i g per DOF

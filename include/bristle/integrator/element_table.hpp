@@ -448,7 +448,8 @@ class ElementTable {
   /// frames, transported to x's edges); nothing for terms without state. With `reuse_kept`,
   /// a term that keeps its state takes what the last pass with LocalRequest::keep_state
   /// carried instead (the same bits): the caller has checked that the pass was at x and that
-  /// nothing was committed since (SystemAssembler::advance).
+  /// nothing was committed or restored since (SystemAssembler::advance). The constants then
+  /// move to another buffer (a swap): references into constants() do not survive a commit.
   template <int D>
   void advance(const VecX& x, bool reuse_kept = false) {
     if constexpr (HasKeptState<Term>::value) {
