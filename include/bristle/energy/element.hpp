@@ -62,8 +62,8 @@ struct LocalRequest {
   bool energy = true;   ///< the energy is used (kernels that fuse it may return it anyway)
   bool hessian = true;  ///< a Hessian is used (matrix or product)
   /// Terms with committed state (Term::advance) keep the state they carry to these DOFs, so
-  /// that committing the same positions takes it instead of carrying it again (ElementTable::
-  /// adopt_kept_state).
+  /// that committing the same positions takes it instead of carrying it again
+  /// (ElementTable::advance with reuse_kept, called by SystemAssembler::advance).
   bool keep_state = false;
   /// Terms that keep their local results too (Term::KeptLocal) replay those of the last pass
   /// with keep_state instead of evaluating: the caller has checked that the DOFs are that

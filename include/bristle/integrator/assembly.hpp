@@ -198,9 +198,9 @@ class SystemAssembler {
 
   const Model& model_;
   int threads_ = 1;
-  // The positions of the last gradient pass, whose carried frames the element tables kept
-  // (LocalRequest::keep_state), while nothing has been committed since (advance()).
   bool keeps_state_ = false;  // some term has elements with committed state (rods with twist)
+  // The element tables hold the frames the last gradient pass carried to kept_positions_
+  // (LocalRequest::keep_state), and nothing has been committed or restored since.
   bool kept_valid_ = false;
   // The kept local results are at the committed positions and frames (set by an advance()
   // that took the kept frames; cleared by the next keeping pass, advance or restore).
