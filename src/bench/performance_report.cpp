@@ -243,9 +243,10 @@ std::string performance_markdown(const PerformanceReport& report, const std::str
      << "against backward Euler converged to 1e-12 (cg_tolerance 1e-12) on 4 of the strands, relative to the\n"
      << "strand length. The timed runs report no energies per step; the energy check is an untimed run of\n"
      << "the same solver on 4 strands, whose largest energy gain in one step is given with each size.\n"
-     << "\"assembly\" includes building and factoring each rod's block of the system (done per rod, while\n"
-     << "its values are in cache) and the convergence test's gradient pass; \"solve\" is CG and the\n"
-     << "convergence test's triangular solves; \"other\" holds the length correction and the step's checks\n"
+     << "\"assembly\" includes building, factoring and solving each rod's block of the system, with the\n"
+     << "solution's residual (done per rod, while its values are in cache), and the convergence test's\n"
+     << "gradient pass; \"solve\" is CG, where the rods' solution fails its test, and the convergence\n"
+     << "test's triangular solves; \"other\" holds the length correction and the step's checks\n"
      << "and vector updates. Peak memory is the whole process's peak resident set (the sizes run in\n"
      << "increasing order).\n\n";
   md << "| strands | vertices | threads | us / vertex-step | assembly | solve | other | CG iterations / step (median, max) "

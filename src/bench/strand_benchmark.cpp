@@ -86,6 +86,8 @@ RunOutcome simulate(const Model& model, const StrandBenchmarkSettings& settings,
       break;
     }
     if (time_spmv && (s % kSpmvSampleEvery == kSpmvSampleEvery - 1 || s + 1 == steps)) {
+      // The system's pattern: a step that solves each rod in assembly need not write the
+      // values (ImplicitEuler::set_keep_system_matrix), and a product's cost does not depend on them.
       const SparseMatrix& matrix = integrator.assembler().matrix();
       if (spmv_x.size() != matrix.cols()) spmv_x = VecX::Ones(matrix.cols());
       spmv_samples.push_back(seconds_per_spmv(matrix, spmv_x, spmv_y));

@@ -319,15 +319,17 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, const Lo
   }
 }
 
-void SystemAssembler::add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal) {
+void SystemAssembler::add_diagonal(int rod, double* band, const VecX* matrix_diagonal) const {
+  if (matrix_diagonal == nullptr) return;
   const int first = rod_free_[rod], w = rod_band_width_[rod];
-  if (matrix_diagonal != nullptr) {
-    const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
-    for (int dof = dof_begin; dof < dof_end; ++dof) {
-      const int f = model_.layout.free_index(dof);
-      if (f >= 0) band[band_index(f - first, f - first, w)] += (*matrix_diagonal)[dof];
-    }
+  const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
+  for (int dof = dof_begin; dof < dof_end; ++dof) {
+    const int f = model_.layout.free_index(dof);
+    if (f >= 0) band[band_index(f - first, f - first, w)] += (*matrix_diagonal)[dof];
   }
+}
+
+void SystemAssembler::expand(int rod, const double* band) {
   double* values = matrix_.valuePtr();
   for (int k = rod_runs_[rod]; k < rod_runs_[rod + 1]; ++k) {
     const ExpandRun& run = expand_runs_[k];
@@ -384,7 +386,7 @@ void SystemAssembler::assemble_coupling(const VecX& x, const LocalRequest& reque
 
 void SystemAssembler::assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                                VecX& gradient, const VecX* w, VecX* stiffness_times_w, EnergyBreakdown* potential,
-                               const RodCallback& after_rod, const VecX* matrix_diagonal) {
+                               const RodCallback& after_rod, const VecX* matrix_diagonal, bool fill_matrix) {
   const int rods = static_cast<int>(model_.rods.size());
   gradient.resize(x.size());
   if (w != nullptr && stiffness_times_w != nullptr) stiffness_times_w->resize(x.size());
@@ -408,6 +410,9 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
     kept_positions_ = x;
   }
   assemble_coupling(x, request, matrix_scale, w, stiffness_times_w != nullptr);
+  // Not filling is for a caller that takes every block in its callback.
+  const bool fill = fill_matrix || !after_rod;
+  if (want_matrix) matrix_filled_ = fill;
   auto assemble_one = [&](int r) {
     double* band = thread_bands_[omp_get_thread_num()].data();
     if (model_.dimension == 2)
@@ -416,7 +421,8 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
       assemble_rod<3>(r, x, time, request, matrix_scale, gradient, w, stiffness_times_w, band);
     BandView block;
     if (want_matrix) {
-      add_diagonal_and_expand(r, band, matrix_diagonal);
+      add_diagonal(r, band, matrix_diagonal);
+      if (fill) expand(r, band);
       block = {band, rod_free_[r + 1] - rod_free_[r], rod_band_width_[r]};
     }
     if (after_rod) after_rod(r, block);

@@ -111,11 +111,15 @@ class SystemAssembler {
   /// matrix values and K w entries are final, on the thread that assembled the rod, while
   /// its values are in cache: the caller can build and solve the rod's block there. The
   /// band is scratch, valid only during the call: the callback may overwrite it.
+  /// With `fill_matrix` false (and a callback), the rods' blocks go to the callback only and
+  /// matrix() keeps its pattern but not these values (matrix_filled() is then false): for a
+  /// caller that solves every block in the callback and needs no product with the whole
+  /// matrix, so that a megabyte per thousand vertices is not written to memory for nothing.
   using RodCallback = std::function<void(int rod, const BandView& block)>;
   void assemble(const VecX& x, double time, HessianProjection projection, double matrix_scale,
                 VecX& gradient, const VecX* w = nullptr, VecX* stiffness_times_w = nullptr,
                 EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {},
-                const VecX* matrix_diagonal = nullptr);
+                const VecX* matrix_diagonal = nullptr, bool fill_matrix = true);
 
   /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
   void set_threads(int threads);
@@ -129,9 +133,12 @@ class SystemAssembler {
   /// Rod and edge (= its first vertex) of an edge index of find_collapsed_edge().
   std::pair<int, int> stretch_edge(int edge) const;
 
-  /// The free-free matrix filled by the last assemble(); full symmetric storage.
+  /// The free-free matrix filled by the last assemble(); full symmetric storage. Its values
+  /// are those of an earlier assemble() when the last one was told not to fill it.
   SparseMatrix& matrix() { return matrix_; }
   const SparseMatrix& matrix() const { return matrix_; }
+  /// Whether matrix() holds the last assemble()'s values (see assemble's fill_matrix).
+  bool matrix_filled() const { return matrix_filled_; }
   /// Position of each free DOF's diagonal entry in matrix().valuePtr().
   const std::vector<int>& diagonal_slots() const { return diagonal_slots_; }
 
@@ -188,7 +195,8 @@ class SystemAssembler {
   void for_each_term(F&& f) const {
     std::apply([&](const auto&... table) { (f(table), ...); }, terms_);
   }
-  void add_diagonal_and_expand(int rod, double* band, const VecX* matrix_diagonal);
+  void add_diagonal(int rod, double* band, const VecX* matrix_diagonal) const;
+  void expand(int rod, const double* band);
   void assemble_coupling(const VecX& x, const LocalRequest& request, double matrix_scale, const VecX* w,
                          bool want_product);
   template <int D>
@@ -213,6 +221,7 @@ class SystemAssembler {
   Terms terms_;
   // The coupling elements' sums of the last assemble().
   bool has_coupling_ = false;
+  bool matrix_filled_ = true;  ///< matrix() holds the last assemble()'s values
   VecX coupling_gradient_, coupling_kw_;
   std::vector<Eigen::Triplet<double>> coupling_triplets_;
   SparseMatrix coupling_matrix_;

@@ -53,6 +53,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <Eigen/IterativeLinearSolvers>
 
@@ -189,6 +190,15 @@ struct StepContext {
   VecX search_dv, search_dv_free;
   const VecX& search_direction() const { return ccd_cut ? search_dv : dv; }
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
+  /// With solved_per_rod: each rod's |b - J guess|^2 and |b|^2 over its free DOFs, formed right
+  /// after its solve while its matrix columns are in cache; solve() sums them in rod order for
+  /// CG's own first test (ImplicitEuler::solve).
+  std::vector<double> rod_residual2, rod_rhs2;
+  std::vector<char> rod_block_failed;  ///< its block was not positive definite (a Jacobi guess)
+  /// The system matrix holds this iteration's values. Solved per rod with the factors kept,
+  /// nothing needs them unless CG must iterate: they are filled only then (solve()).
+  bool matrix_filled = true;
+  bool fill_matrix = false;  ///< the next assemble() fills the matrix whatever else holds
   // Energies.
   double energy_start = 0.0;       ///< total energy at t0
   EnergyBreakdown end_energies;    ///< at (x1, v), when end_energies_known
@@ -211,6 +221,15 @@ class ImplicitEuler {
   EnergyBreakdown energies(const State& state) const;
   const SolverSettings& settings() const { return settings_; }
   SystemAssembler& assembler() { return assembler_; }
+  /// Whether every assembly writes the system matrix, so that assembler().matrix() holds the
+  /// last iteration's after a step (for inspection). Off by default: a step that solves each
+  /// rod's block in assembly and keeps its factors reads the matrix only if CG must iterate,
+  /// and writes it only then (ImplicitEuler::assemble). Results are the same bit for bit.
+  void set_keep_system_matrix(bool keep) { keep_system_matrix_ = keep; }
+  /// Assemblies that did not write the matrix, and of those the ones solve() repeated to write
+  /// it (CG had to iterate), since construction.
+  long unwritten_matrices() const { return unwritten_matrices_; }
+  long rewritten_matrices() const { return rewritten_matrices_; }
 
   // The stages, in order. Each works on `ctx`; those returning bool return false when the
   // step failed (ctx.report says why) or, for the tests, when the answer is no.
@@ -305,6 +324,11 @@ class ImplicitEuler {
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
   std::vector<std::pair<int, int>> pair_rods_;
+  // Per thread: a rod's block as assembled and its product with the guess (assemble(),
+  // when the matrix is not filled), so that the residual needs no copy of the whole matrix.
+  std::vector<std::vector<double>> thread_band_copies_, thread_products_;
+  bool keep_system_matrix_ = false;
+  long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
   /// handle's motion, as far as CCD from x0 allows.
   void carry_with_handles(StepContext& ctx);

@@ -148,6 +148,8 @@ class RodBlockPreconditioner {
   /// Blocks whose banded Cholesky failed (not positive definite; in solve_block_in_place also
   /// a band of the wrong shape): CG's iterations use Jacobi there.
   int failed_blocks() const { return failed_blocks_; }
+  /// DOFs in no block (after the analysis of the last matrix): CG's Jacobi on them.
+  int dofs_outside_blocks() const { return static_cast<int>(outside_blocks_.size()); }
   /// Whether the factors are still to be formed: the blocks were solved in place and no
   /// solve() has asked for them since (see prepare_blocks).
   bool factorization_pending() const { return factorization_pending_; }
