@@ -340,8 +340,8 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   const bool keep_factors = ctx.solved_per_rod && settings_.converged() && ctx.iteration == 0;
   // Solved per rod with the factors kept for the convergence test, and no stiffness damping
   // (whose line search takes a product with the matrix), nothing reads the system matrix
-  // unless CG must iterate: each rod's residual is formed from a copy of its block made in
-  // cache, and solve() fills the matrix (assembling again) only if the guess fails CG's test.
+  // unless CG must iterate: each rod's residual is formed from its band in cache (the
+  // factor formed where it is kept), and solve() fills the matrix (assembling again) only if the guess fails CG's test.
   // Writing the matrix was a tenth of a step of the strand benchmark.
   if (ctx.solved_per_rod) preconditioner.prepare_blocks(system);
   ctx.matrix_filled = keep_system_matrix_ || ctx.fill_matrix || !ctx.solved_per_rod || !keep_factors || beta != 0.0 ||
@@ -353,10 +353,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     ctx.rod_residual2.assign(layout.rod_count(), 0.0);
     ctx.rod_rhs2.assign(layout.rod_count(), 0.0);
     ctx.rod_block_failed.assign(layout.rod_count(), 0);
-    if (!ctx.matrix_filled) {
-      thread_band_copies_.resize(std::max(1, assembler_.threads()));
-      thread_products_.resize(std::max(1, assembler_.threads()));
-    }
+    if (!ctx.matrix_filled) thread_products_.resize(std::max(1, assembler_.threads()));
   }
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
@@ -366,17 +363,15 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     build_dofs(begin, end);
     const auto [free_begin, free_end] = layout.rod_free_range(rod);
     const int size = free_end - free_begin;
-    const double* band_copy = nullptr;  // the block as assembled, when the matrix is not filled
-    if (!matrix_filled && size > 0) {
-      std::vector<double>& copy = thread_band_copies_[omp_get_thread_num()];
-      copy.assign(block.values, block.values + band_length(block.size, block.half_bandwidth));
-      band_copy = copy.data();
-    }
+    // The block as assembled, when the matrix is not filled: factored where its factor is
+    // kept (keep_factors holds then), the band stays as it is.
+    const double* band_copy = !matrix_filled && size > 0 ? block.values : nullptr;
     for (int f = free_begin; f < free_end; ++f) ctx.guess[f] = ctx.rhs_free[f];
     // A block that is not positive definite starts CG from the Jacobi step, as CG's own
     // preconditioner does there (the matrix's values are final: copied out before this call;
-    // or the copy's, the same).
-    if (!preconditioner.solve_block_in_place(rod, block, ctx.guess.data() + free_begin, keep_factors)) {
+    // or the band's, the same).
+    if (!preconditioner.solve_block_in_place(rod, block, ctx.guess.data() + free_begin, keep_factors,
+                                             band_copy != nullptr)) {
       ctx.rod_block_failed[rod] = 1;
       for (int f = free_begin; f < free_end; ++f) {
         const double d = band_copy != nullptr ? band_copy[band_index(f - free_begin, f - free_begin, block.half_bandwidth)]
@@ -386,7 +381,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     }
     // CG's first test is its residual at the guess: one product with the whole matrix, an
     // indexed load per entry, the matrix read back from memory. Here the rod's block is in
-    // cache, and without coupling it touches only its own DOFs. From the copy of its band, or
+    // cache, and without coupling it touches only its own DOFs. From its band, or
     // from its columns just written (a column of a rod's band is a run of consecutive rows, so
     // each row's product, the matrix being symmetric, is a dense dot product). The sums run in
     // another order than Eigen's product: only the test and the reported residual can differ,

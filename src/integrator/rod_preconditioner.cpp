@@ -264,16 +264,25 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   return block.factored;
 }
 
-bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor) {
+bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor,
+                                                  bool keep_lower) {
   Block& block = factors_[b];
   block.factored = false;
   if (block.size <= 0) return true;
   if (lower.values == nullptr || lower.size != block.size || lower.half_bandwidth != block.half_bandwidth) return false;
+  const std::size_t length = band_length(block.size, block.half_bandwidth);
+  // Factored where the factor is kept (copied there first), or in place and then copied: the
+  // same arithmetic, so the same bits, either way.
+  double* factor = lower.values;
+  if (keep_factor && keep_lower) {
+    block.band.resize(length);
+    std::copy(lower.values, lower.values + length, block.band.begin());
+    factor = block.band.data();
+  }
   // The forward substitution runs inside the factorisation (banded_cholesky).
-  if (!banded_cholesky(lower.values, block.size, block.half_bandwidth, block.column_counts.data(), x)) return false;
-  banded_solve(lower.values, block.size, block.half_bandwidth, x, true);
-  if (keep_factor) {
-    const std::size_t length = band_length(block.size, block.half_bandwidth);
+  if (!banded_cholesky(factor, block.size, block.half_bandwidth, block.column_counts.data(), x)) return false;
+  banded_solve(factor, block.size, block.half_bandwidth, x, true);
+  if (keep_factor && !keep_lower) {
     block.band.resize(length);
     std::copy(lower.values, lower.values + length, block.band.begin());
   }

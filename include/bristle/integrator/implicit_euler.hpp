@@ -324,9 +324,9 @@ class ImplicitEuler {
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
   std::vector<std::pair<int, int>> pair_rods_;
-  // Per thread: a rod's block as assembled and its product with the guess (assemble(),
-  // when the matrix is not filled), so that the residual needs no copy of the whole matrix.
-  std::vector<std::vector<double>> thread_band_copies_, thread_products_;
+  // Per thread: a rod's block times the guess (assemble(), when the matrix is not filled),
+  // so that the residual needs no copy of the whole matrix.
+  std::vector<std::vector<double>> thread_products_;
   bool keep_system_matrix_ = false;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their

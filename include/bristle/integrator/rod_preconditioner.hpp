@@ -119,8 +119,10 @@ class RodBlockPreconditioner {
   /// restores it).
   /// With `keep_factor`, the factor is also copied into the preconditioner, so that
   /// solve() can use it later (the converged solver's convergence test) without factoring
-  /// again; declare_blocks_solved must then be told so.
-  bool solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor = false);
+  /// again; declare_blocks_solved must then be told so. With `keep_factor` and `keep_lower`,
+  /// the block is factored there instead (copied first), and `lower` is left as it was.
+  bool solve_block_in_place(int b, const BandView& lower, double* x, bool keep_factor = false,
+                            bool keep_lower = false);
   /// `factors_kept`: every block's factor was kept (solve_block_in_place's keep_factor), so
   /// solve() applies them as they are.
   void declare_blocks_solved(const double* values, bool factors_kept = false);
