@@ -6,8 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include <omp.h>
-
 namespace bristle {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -350,10 +348,8 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   ctx.fill_matrix = false;
   if (ctx.solved_per_rod) {
     ctx.guess.resize(n_free);
-    ctx.rod_residual2.assign(layout.rod_count(), 0.0);
-    ctx.rod_rhs2.assign(layout.rod_count(), 0.0);
+    ctx.first_residual.resize(n_free);
     ctx.rod_block_failed.assign(layout.rod_count(), 0);
-    if (!ctx.matrix_filled) thread_products_.resize(std::max(1, assembler_.threads()));
   }
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
@@ -379,42 +375,32 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
         ctx.guess[f] = d != 0.0 ? ctx.rhs_free[f] / d : ctx.rhs_free[f];
       }
     }
-    // CG's first test is its residual at the guess: one product with the whole matrix, an
-    // indexed load per entry, the matrix read back from memory. Here the rod's block is in
-    // cache, and without coupling it touches only its own DOFs. From its band, or
-    // from its columns just written (a column of a rod's band is a run of consecutive rows, so
-    // each row's product, the matrix being symmetric, is a dense dot product). The sums run in
-    // another order than Eigen's product: only the test and the reported residual can differ,
-    // in their last bits; the solution is the guess either way.
-    double residual2 = 0.0, rhs2 = 0.0;
+    // CG's first test is its residual at the guess: one product with the whole matrix, the
+    // matrix read back from memory. Here the rod's block is in cache, and without coupling it
+    // touches only its own DOFs: each residual entry is formed as Eigen's row-major product
+    // forms it (tmp += J_fk x_k over the row's entries in increasing k, then b_f - tmp), so
+    // bit for bit the same (an entry of the band outside the matrix's pattern adds a zero,
+    // which changes at most the sign of a zero sum), and solve() takes CG's own test on it.
+    double* residual = ctx.first_residual.data() + free_begin;
     const double* guess = ctx.guess.data() + free_begin;
     const double* rhs = ctx.rhs_free.data() + free_begin;
     if (band_copy != nullptr) {
-      std::vector<double>& product = thread_products_[omp_get_thread_num()];
-      product.resize(size);
-      symmetric_band_product(band_copy, size, block.half_bandwidth, guess, product.data());
+      const int w = block.half_bandwidth;
       for (int i = 0; i < size; ++i) {
-        const double r = rhs[i] - product[i];
-        residual2 += r * r;
-        rhs2 += rhs[i] * rhs[i];
+        double sum = 0.0;
+        const int k0 = std::max(0, i - w), k1 = std::min(size - 1, i + w);
+        const double* row = band_copy + static_cast<std::ptrdiff_t>(i + 1) * w;  // row[k] = (i, k), k <= i
+        for (int k = k0; k <= i; ++k) sum += row[k] * guess[k];
+        for (int k = i + 1; k <= k1; ++k) sum += band_copy[band_index(k, i, w)] * guess[k];
+        residual[i] = rhs[i] - sum;
       }
     } else {
       for (int f = free_begin; f < free_end; ++f) {
-        const int first = outer[f], count = outer[f + 1] - outer[f];
-        double product = 0.0;
-        if (count > 0 && inner[first + count - 1] - inner[first] == count - 1) {
-          product = Eigen::Map<const VecX>(values + first, count)
-                        .dot(Eigen::Map<const VecX>(ctx.guess.data() + inner[first], count));
-        } else {
-          for (int p = first; p < first + count; ++p) product += values[p] * ctx.guess[inner[p]];
-        }
-        const double r = ctx.rhs_free[f] - product;
-        residual2 += r * r;
-        rhs2 += ctx.rhs_free[f] * ctx.rhs_free[f];
+        double sum = 0.0;
+        for (int p = outer[f]; p < outer[f + 1]; ++p) sum += values[p] * ctx.guess[inner[p]];
+        ctx.first_residual[f] = ctx.rhs_free[f] - sum;
       }
     }
-    ctx.rod_residual2[rod] = residual2;
-    ctx.rod_rhs2[rod] = rhs2;
   };
   assembler_.assemble(x_lin, ctx.t1, system_projection(), h * h + h * beta, ctx.gradient,
                       with_product ? &ctx.w : nullptr, with_product ? &ctx.product : nullptr, &ctx.potential_at_lin,
@@ -521,33 +507,36 @@ bool ImplicitEuler::solve(StepContext& ctx) {
     // Without contact the rods are uncoupled and the per-rod solves during assembly solved the
     // system exactly: their solution is CG's starting guess, and CG checks its residual (one
     // product) and iterates only if it is not yet within cg_tolerance. Solved per rod, that
-    // residual was formed in assembly (build_rod): CG's own first test on it, as in Eigen's
-    // conjugate_gradient (relative to |b|, against max(tol^2 |b|^2, the smallest normal
-    // double)), and CG only if it fails. The sums are per rod, added in rod order: the same
-    // for every thread count.
+    // residual was formed in assembly (build_rod) with the bits of CG's own, so its test is
+    // taken here as Eigen's conjugate_gradient takes it (the same expressions: a zero b gives
+    // a zero solution; otherwise |r|^2 < max(tol^2 |b|^2, the smallest normal double)), and
+    // CG runs only where it fails, deciding then as it did before.
     bool passed_first_test = false;
     double relative_residual = 0.0;
     if (ctx.solved_per_rod) {
-      double residual2 = 0.0, rhs2 = 0.0;
       bool any_failed = false;
-      for (std::size_t rod = 0; rod < ctx.rod_residual2.size(); ++rod) {
-        residual2 += ctx.rod_residual2[rod];
-        rhs2 += ctx.rod_rhs2[rod];
-        any_failed = any_failed || ctx.rod_block_failed[rod] != 0;
-      }
-      const double tolerance = settings_.cg_tolerance;
-      const double threshold = std::max(tolerance * tolerance * rhs2, std::numeric_limits<double>::min());
-      if (rhs2 == 0.0) {
-        passed_first_test = true;
-        ctx.dv_free.setZero(n_free);
-      } else if (residual2 < threshold && !(any_failed && !ctx.matrix_filled)) {
-        passed_first_test = true;
-        relative_residual = std::sqrt(residual2 / rhs2);
-        ctx.dv_free = ctx.guess;
+      for (const char failed : ctx.rod_block_failed) any_failed = any_failed || failed != 0;
+      // A block that was not positive definite: the preconditioner's Jacobi entries for it
+      // come from the matrix, which must then be written.
+      if (!(any_failed && !ctx.matrix_filled)) {
+        const double tolerance = settings_.cg_tolerance;
+        const double rhs2 = ctx.rhs_free.squaredNorm();
+        if (rhs2 == 0.0) {
+          passed_first_test = true;
+          ctx.dv_free.setZero(n_free);
+        } else {
+          const double threshold = std::max(tolerance * tolerance * rhs2, std::numeric_limits<double>::min());
+          const double residual2 = ctx.first_residual.squaredNorm();
+          if (residual2 < threshold) {
+            passed_first_test = true;
+            relative_residual = std::sqrt(residual2 / rhs2);
+            ctx.dv_free = ctx.guess;
+          }
+        }
       }
       if (!passed_first_test && !ctx.matrix_filled) {
-        // CG must iterate, with the matrix: assembled again, filling it (the same values,
-        // guess and factors, bit for bit). Its time counts as assembly.
+        // CG runs, with the matrix: assembled again, writing it (the same values, guess and
+        // factors, bit for bit). Its time counts as assembly.
         report.solve_seconds += seconds_since(solve_start);
         ++rewritten_matrices_;
         ctx.fill_matrix = true;

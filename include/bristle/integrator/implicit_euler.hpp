@@ -190,10 +190,10 @@ struct StepContext {
   VecX search_dv, search_dv_free;
   const VecX& search_direction() const { return ccd_cut ? search_dv : dv; }
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
-  /// With solved_per_rod: each rod's |b - J guess|^2 and |b|^2 over its free DOFs, formed right
-  /// after its solve while its matrix columns are in cache; solve() sums them in rod order for
-  /// CG's own first test (ImplicitEuler::solve).
-  std::vector<double> rod_residual2, rod_rhs2;
+  /// With solved_per_rod: b - J guess on the free DOFs, each rod's entries formed right after
+  /// its solve while its block is in cache, the bits of CG's own first residual; solve() takes
+  /// CG's first test on it (ImplicitEuler::solve).
+  VecX first_residual;
   std::vector<char> rod_block_failed;  ///< its block was not positive definite (a Jacobi guess)
   /// The system matrix holds this iteration's values. Solved per rod with the factors kept,
   /// nothing needs them unless CG must iterate: they are filled only then (solve()).
@@ -324,9 +324,6 @@ class ImplicitEuler {
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
   std::vector<std::pair<int, int>> pair_rods_;
-  // Per thread: a rod's block times the guess (assemble(), when the matrix is not filled),
-  // so that the residual needs no copy of the whole matrix.
-  std::vector<std::vector<double>> thread_products_;
   bool keep_system_matrix_ = false;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
