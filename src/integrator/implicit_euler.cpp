@@ -338,9 +338,9 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   const bool keep_factors = ctx.solved_per_rod && settings_.converged() && ctx.iteration == 0;
   // Solved per rod with the factors kept for the convergence test, and no stiffness damping
   // (whose line search takes a product with the matrix), nothing reads the system matrix
-  // unless CG must iterate: each rod's residual is formed from its band in cache (the
-  // factor formed where it is kept), and solve() fills the matrix (assembling again) only if the guess fails CG's test.
-  // Writing the matrix was a tenth of a step of the strand benchmark.
+  // unless CG must iterate: each rod's residual is formed from its band in cache (the factor
+  // formed where it is kept), and solve() fills the matrix (assembling again) only if the
+  // guess fails CG's test. Writing the matrix was a tenth of a step of the strand benchmark.
   if (ctx.solved_per_rod) preconditioner.prepare_blocks(system);
   ctx.matrix_filled = keep_system_matrix_ || ctx.fill_matrix || !ctx.solved_per_rod || !keep_factors || beta != 0.0 ||
                       preconditioner.dofs_outside_blocks() > 0;
@@ -361,17 +361,18 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     const int size = free_end - free_begin;
     // The block as assembled, when the matrix is not filled: factored where its factor is
     // kept (keep_factors holds then), the band stays as it is.
-    const double* band_copy = !matrix_filled && size > 0 ? block.values : nullptr;
+    const double* assembled_band = !matrix_filled && size > 0 ? block.values : nullptr;
     for (int f = free_begin; f < free_end; ++f) ctx.guess[f] = ctx.rhs_free[f];
     // A block that is not positive definite starts CG from the Jacobi step, as CG's own
     // preconditioner does there (the matrix's values are final: copied out before this call;
     // or the band's, the same).
     if (!preconditioner.solve_block_in_place(rod, block, ctx.guess.data() + free_begin, keep_factors,
-                                             band_copy != nullptr)) {
+                                             assembled_band != nullptr)) {
       ctx.rod_block_failed[rod] = 1;
       for (int f = free_begin; f < free_end; ++f) {
-        const double d = band_copy != nullptr ? band_copy[band_index(f - free_begin, f - free_begin, block.half_bandwidth)]
-                                              : values[assembler_.diagonal_slots()[f]];
+        const int i = f - free_begin;
+        const double d = assembled_band != nullptr ? assembled_band[band_index(i, i, block.half_bandwidth)]
+                                                   : values[assembler_.diagonal_slots()[f]];
         ctx.guess[f] = d != 0.0 ? ctx.rhs_free[f] / d : ctx.rhs_free[f];
       }
     }
@@ -384,14 +385,14 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     double* residual = ctx.first_residual.data() + free_begin;
     const double* guess = ctx.guess.data() + free_begin;
     const double* rhs = ctx.rhs_free.data() + free_begin;
-    if (band_copy != nullptr) {
+    if (assembled_band != nullptr) {
       const int w = block.half_bandwidth;
       for (int i = 0; i < size; ++i) {
         double sum = 0.0;
         const int k0 = std::max(0, i - w), k1 = std::min(size - 1, i + w);
-        const double* row = band_copy + static_cast<std::ptrdiff_t>(i + 1) * w;  // row[k] = (i, k), k <= i
+        const double* row = assembled_band + static_cast<std::ptrdiff_t>(i + 1) * w;  // row[k] = (i, k), k <= i
         for (int k = k0; k <= i; ++k) sum += row[k] * guess[k];
-        for (int k = i + 1; k <= k1; ++k) sum += band_copy[band_index(k, i, w)] * guess[k];
+        for (int k = i + 1; k <= k1; ++k) sum += assembled_band[band_index(k, i, w)] * guess[k];
         residual[i] = rhs[i] - sum;
       }
     } else {
