@@ -8,6 +8,11 @@ namespace bristle {
 
 namespace {
 
+// The widest band a block is factored with. A rod's own band is at most 10 (3D with twist);
+// a rod's self-contact can add entries within this of the diagonal (parts of the rod a few
+// vertices apart), which the factorisation takes in; entries further out are left to CG.
+constexpr int kMaxHalfBandwidth = 64;
+
 // Banded Cholesky A = L L^T in band storage: row i holds L(i, i - w .. i) at
 // band[i (w + 1) .. i (w + 1) + w], so L(i, k) = band[i (w + 1) + w + k - i]. The diagonal is
 // stored inverted (1 / L(i, i)), so the triangular solves multiply instead of divide.
@@ -87,7 +92,7 @@ bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* count
 /// Factors the band in place; with y non-null, also overwrites y with the solution z of
 /// L z = y (y is then partly updated if the factorisation fails).
 bool banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
-  if (w > 64) return false;  // not a rod's band; the block falls back to Jacobi
+  if (w > kMaxHalfBandwidth) return false;  // not a rod's band; the block falls back to Jacobi
   if (y != nullptr) {
     switch (w) {
       case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
@@ -193,10 +198,13 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     block.size = blocks_[b].second - blocks_[b].first;
     if (block.size <= 0) continue;
     const int begin = block.begin, end = begin + block.size;
+    // Entries further from the diagonal than kMaxHalfBandwidth (self-contact between parts of
+    // a rod far apart along it) are left to CG, as coupling between rods is: the band stays
+    // a rod's band, which the factorisation is made for.
     int w = 0;
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
-        if (inner[k] >= col && inner[k] < end) w = std::max(w, inner[k] - col);
+        if (inner[k] >= col && inner[k] < end && inner[k] - col <= kMaxHalfBandwidth) w = std::max(w, inner[k] - col);
     block.half_bandwidth = w;
     const int stride = w + 1;
     block.runs.clear();
@@ -204,7 +212,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k) {
         const int row = inner[k];
-        if (row < col || row >= end) continue;
+        if (row < col || row >= end || row - col > w) continue;
         const int i = row - begin, j = col - begin;  // L(i, j), i >= j
         const int target = i * stride + (j - i + w);
         filled[target] = 1;
@@ -230,7 +238,8 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     for (int i = 0; i < block.size; ++i) {
       first_column[i] = i;
       for (int k = outer[begin + i]; k < outer[begin + i + 1]; ++k)
-        if (inner[k] >= begin && inner[k] < end) first_column[i] = std::min(first_column[i], inner[k] - begin);
+        if (inner[k] >= begin && inner[k] < end && begin + i - inner[k] <= w)
+          first_column[i] = std::min(first_column[i], inner[k] - begin);
     }
     block.column_counts.assign(block.size, 0);
     for (int j = 0; j < block.size; ++j)
