@@ -16,6 +16,7 @@
 #include "bristle/contact/contact_pairs.hpp"
 #include "bristle/contact/capsule_ccd.hpp"
 #include "bristle/contact/segment_distance.hpp"
+#include "bristle/contact/segment_distance_derivatives.hpp"
 
 namespace bristle {
 namespace {
@@ -119,6 +120,11 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
     const double mean_mass = 0.25 * (a.mass + b.mass);
     pair.constants.stiffness = mean_mass * acceleration / (1.1931471805599453 * pair.constants.gap_hat);
+    if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
+      pair.constants.force = found->second.force;
+      pair.constants.stiffness = std::max(pair.constants.stiffness,
+                                          found->second.step_force / (1.1931471805599453 * pair.constants.gap_hat));
+    }
     pairs.push_back(pair);
   }
 }
@@ -216,6 +222,86 @@ RodContactStats RodContact::measure(const VecX& x) const {
     }
   }
   return stats;
+}
+
+double RodContact::force_estimate(int segment_a, int segment_b) const {
+  const auto found = forces_.find(pair_key(segment_a, segment_b));
+  return found == forces_.end() ? -1.0 : found->second.force;
+}
+
+bool RodContact::begin_step() {
+  for (auto& [key, entry] : forces_) {
+    stiffness_changed_ = stiffness_changed_ || entry.step_force != entry.force;
+    entry.step_force = entry.force;
+  }
+  return stiffness_changed_;
+}
+
+template <int D>
+RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const VecX& x_full) {
+  ForceUpdate update;
+  for (const RodContactPair& pair : pairs_) {
+    const std::uint64_t key = pair_key(pair.segment_a, pair.segment_b);
+    Vec<4 * D> x, step;
+    for (int k = 0; k < 4; ++k) {
+      x.template segment<D>(k * D) = x_lin.template segment<D>(pair.dofs[k]);
+      step.template segment<D>(k * D) = x_full.template segment<D>(pair.dofs[k]) - x.template segment<D>(k * D);
+    }
+    const SegmentDistanceSquared<D> squared = segment_distance_squared<D>(x, false);
+    const double d = std::sqrt(squared.value);
+    const RodContactConstants& c = pair.constants;
+    const double gap = d - c.reach;
+    const BarrierValue b = barrier_function(gap, c.gap_hat);
+    if (b.db == 0.0 || !(gap > 0.0)) {
+      // Beyond g^ the pair carries no force. Its entry stays until the step ends
+      // (prune_forces): its stiffness is the step's, whatever the iterates do.
+      if (const auto found = forces_.find(key); found != forces_.end()) found->second.force = 0.0;
+      continue;
+    }
+    // Primal-dual Newton on lambda g = g phi(g), phi = -kappa b'(g) (Nocedal and Wright,
+    // "Numerical Optimization", 2nd ed., section 19.3): with the gap's linearised change dg,
+    // d lambda = (phi - lambda) + ((phi - lambda) / g + phi') dg.
+    const double phi = -c.stiffness * b.db;
+    const double lambda = c.force >= 0.0 ? c.force : phi;
+    // The stiffness this iteration's system had along the normal exceeds the barrier's own
+    // where lambda > phi: Newton's correction then understates the distance to the answer.
+    if (lambda > (1.0 + kForceConsistency) * phi) update.consistent = false;
+    const double dg = (squared.gradient / (2.0 * d)).dot(step);
+    // phi + ((phi - lambda) / g + phi') dg = phi + (psi - lambda) dg / g, psi = phi + g phi'
+    // (barrier_force_slope): the second form has no cancellation where phi >> lambda.
+    const double newton = phi + (barrier_force_slope(gap, c.gap_hat, c.stiffness) - lambda) * (dg / gap);
+    // The dual step is taken whole, whatever fraction of the primal one the line search took
+    // (primal-dual interior-point methods step the two separately), bounded as they bound it:
+    // lambda keeps at least 1% of itself, and grows by at most 1000 times in one iteration.
+    PairForce& entry = forces_[key];
+    entry.force = std::clamp(newton, 0.01 * lambda, 1000.0 * std::max(lambda, phi));
+    // Within the step, a pair pressed by more than twice the force its stiffness balances
+    // at g^ / 2 gets the stiffness for its force at once (IPC raises kappa inside the
+    // Newton loop too): otherwise it is pressed to a gap where the system's stiffness,
+    // lambda / g, is beyond what CG resolves.
+    if (gap < 0.01 * c.gap_hat && entry.force > 2.0 * 1.1931471805599453 * c.gap_hat * c.stiffness) {
+      entry.step_force = entry.force;
+      update.raised = true;
+      stiffness_changed_ = true;
+    }
+  }
+  return update;
+}
+
+RodContact::ForceUpdate RodContact::update_forces(const VecX& x_lin, const VecX& x_full) {
+  return dimension_ == 2 ? update_forces_in<2>(x_lin, x_full) : update_forces_in<3>(x_lin, x_full);
+}
+
+void RodContact::prune_forces(const VecX& x) {
+  std::unordered_map<std::uint64_t, PairForce> kept;
+  for (const RodContactPair& pair : pairs_) {
+    const auto found = forces_.find(pair_key(pair.segment_a, pair.segment_b));
+    if (found == forces_.end()) continue;
+    const auto& d = pair.dofs;
+    const double distance = segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance;
+    if (distance - pair.constants.reach < pair.constants.gap_hat) kept.insert(*found);
+  }
+  forces_.swap(kept);
 }
 
 }  // namespace bristle

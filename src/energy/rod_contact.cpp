@@ -1,5 +1,6 @@
 #include "bristle/energy/rod_contact.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <Eigen/Eigenvalues>
@@ -20,6 +21,24 @@ BarrierValue barrier_function(double d, double dhat) {
   v.db = -2.0 * e * log_ratio - e * e / d;
   v.d2b = -2.0 * log_ratio - 4.0 * e / d + e * e / (d * d);
   return v;
+}
+
+double barrier_force_slope(double gap, double gap_hat, double stiffness) {
+  // psi = d(g phi)/dg, phi = -kappa b'(g): -kappa (b' + g b''), where the e^2 / g terms of b'
+  // and g b'' cancel (e = g - g^): b' + g b'' = -2 (2 g - g^) ln(g / g^) - 4 (g - g^).
+  if (!(gap > 0.0) || !(gap < gap_hat)) return 0.0;
+  return 2.0 * stiffness * ((2.0 * gap - gap_hat) * std::log(gap / gap_hat) + 2.0 * (gap - gap_hat));
+}
+
+double normal_stiffness(double gap, const BarrierValue& b, const RodContactConstants& c) {
+  const double primal = c.stiffness * b.d2b;
+  if (!(c.force >= 0.0)) return primal;
+  const double barrier_force = -c.stiffness * b.db;
+  // kappa b'' + (lambda - phi) / g = (lambda - psi) / g, which does not cancel where phi and
+  // kappa b'' are both huge (a pair far inside g^).
+  const double primal_dual = (c.force - barrier_force_slope(gap, c.gap_hat, c.stiffness)) / gap;
+  const double scaled = barrier_force > 0.0 ? primal * (c.force / barrier_force) : primal;
+  return std::max({primal_dual, scaled, 0.0});
 }
 
 template <int D>
@@ -50,7 +69,7 @@ RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConsta
   if (!hessian) return out;
   if (rank_one) {
     // hess d = hess D / (2 d) - grad d grad d^T / d contributes -b' / d along grad d (b' < 0).
-    out.hessian.noalias() = (c.stiffness * (b.d2b - b.db / d)) * grad_d * grad_d.transpose();
+    out.hessian.noalias() = (normal_stiffness(out.gap, b, c) - c.stiffness * b.db / d) * grad_d * grad_d.transpose();
     return out;
   }
   const Mat<N, N> hess_d = squared.hessian / (2.0 * d) - grad_d * grad_d.transpose() / d;

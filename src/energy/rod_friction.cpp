@@ -49,7 +49,10 @@ std::optional<RodFrictionConstants> lag_rod_friction(const Vec<4 * D>& x0, const
   // barrier pairs, but nothing here assumes it).
   if (!(b.db < 0.0) || !std::isfinite(b.db) || !(d > 0.0)) return std::nullopt;
   RodFrictionConstants c;
-  c.force = mu * (-contact.stiffness * b.db);
+  // The normal force: the pair's estimate where it has one (the barrier's force at x0 was
+  // balanced with the last step's stiffness, which may differ from this step's), else the
+  // barrier's own force at x0.
+  c.force = mu * (contact.force >= 0.0 ? contact.force : -contact.stiffness * b.db);
   c.slip = slip;
   c.s = closest.s;
   c.t = closest.t;

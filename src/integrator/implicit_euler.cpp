@@ -13,6 +13,9 @@ using Clock = std::chrono::steady_clock;
 constexpr int kParallelDofs = 20000;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
+// Rod-rod contact: how many times in a row a step whose straight motion is not clear is split
+// before it is cut short instead (clear_path).
+constexpr int kPathSplits = 2;
 // Newton iterations past convergence spent on a step that still gains energy before it is split.
 constexpr int kEnergyRetries = 3;
 // Friction between rods: a contact slipping slower than eps_v = kStickingSpeedFraction g_e h
@@ -908,7 +911,7 @@ void ImplicitEuler::carry_with_handles(StepContext& ctx) {
   ctx.report.assembly_seconds += seconds_since(start);
 }
 
-void ImplicitEuler::clear_path(StepContext& ctx) {
+bool ImplicitEuler::clear_path(StepContext& ctx) {
   // Each Newton iterate was reached from the last without a touch, but the step's motion is
   // the straight line x0 -> x1, which can cut through a rod the iterates went around (a rod
   // rolling off another at dt = 1/24 s). CCD over that line for the pairs whose order swaps
@@ -920,8 +923,12 @@ void ImplicitEuler::clear_path(StepContext& ctx) {
   const Clock::time_point start = Clock::now();
   load_contact_pairs(x0, ctx.x1);
   constexpr double kPathKeep = 1e-3;  // end no closer than this fraction of the start gap
-  const double t = rod_contact_.max_step_reversed(x0, ctx.x1, kPathKeep);
-  if (t < 1.0) {
+  double t = rod_contact_.max_step_reversed(x0, ctx.x1, kPathKeep);
+  // The end the cut takes, x0 + t (x1 - x0), is a point no iterate was: the straight path to
+  // it must be clear for every pair, not only the reversed ones (a pair beside the one that
+  // went around can lie across that line). So the cut is CCD's over all pairs.
+  if (t < 1.0) t = std::min(t, rod_contact_.max_step(x0, ctx.x1, kPathKeep));
+  if (t < 1.0 && (last_resort_ || !settings_.converged() || split_depth_ >= kPathSplits)) {
     const DofLayout& layout = model_.layout;
     const VecX& x_hat = *ctx.x_hat;
     for (int dof = 0; dof < layout.dof_count(); ++dof)
@@ -934,6 +941,7 @@ void ImplicitEuler::clear_path(StepContext& ctx) {
     ++ctx.report.ccd_limited;
   }
   ctx.report.assembly_seconds += seconds_since(start);
+  return t >= 1.0;
 }
 
 void ImplicitEuler::line_search(StepContext& ctx) {
@@ -946,6 +954,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   ctx.step_length = 1.0;
   ctx.ccd_cut = false;
   ctx.end_energies_known = false;
+  ctx.forces_consistent = true;
   const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
   const bool barrier = rod_contact_.enabled();
   double max_step = 1.0;
@@ -991,6 +1000,17 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   const double s = ctx.step_length;
   const VecX& direction = ctx.search_direction();
   for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += s * direction[i]; });
+  if (barrier && s > 0.0) {
+    // The pairs' force estimates take their Newton values at the full step (primal-dual;
+    // RodContact::update_forces). linearization_point is still x^ + h v before the step
+    // (limit_step_by_ccd).
+    const Clock::time_point start = Clock::now();
+    ctx.trial_x = ctx.linearization_point + h * ctx.dv;
+    const RodContact::ForceUpdate update = rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x);
+    if (update.raised) ctx.stiffness_raised = true;
+    ctx.forces_consistent = update.consistent;
+    ctx.report.assembly_seconds += seconds_since(start);
+  }
 }
 
 void ImplicitEuler::projected_line_search(StepContext& ctx) {
@@ -1131,6 +1151,15 @@ bool ImplicitEuler::test_convergence(StepContext& ctx) {
 
 bool ImplicitEuler::test_energy(StepContext& ctx) {
   if (ctx.driven) return true;
+  if (ctx.stiffness_raised) {
+    // A pair's barrier stiffness was raised during the step (after the line search that
+    // evaluated the end's energies): both ends' energies with it.
+    ctx.energy_start = energies(State{*ctx.x0, *ctx.v0, ctx.t0}).total();
+    ctx.end_energies = assembler_.potential_energies(ctx.x1, ctx.t1);
+    ctx.end_energies.contact = rod_contact_.energy(ctx.x1);
+    ctx.end_energies_known = true;
+    ctx.stiffness_raised = false;
+  }
   if (!ctx.end_energies_known) {
     ctx.end_energies = assembler_.potential_energies(ctx.x1, ctx.t1);
     ctx.end_energies_known = true;
@@ -1173,6 +1202,7 @@ bool ImplicitEuler::test_energy(StepContext& ctx) {
   if (ctx.bdf2 && ctx.energy_previous_known) start = std::max(start, ctx.energy_previous);
   ctx.energy_next_previous = ctx.energy_start;  // the next step's "energy one step back"
   ctx.energy_next_previous_known = true;
+  ctx.energy_gain = e.total() - start;
   return e.total() - start <= energy_allowance(ctx) + noise_of(e, start);
 }
 
@@ -1283,7 +1313,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // converged (a rod at rest stays so in one solve).
     if (barrier && !contact)
       converged = ctx.step_length == 1.0 && !ctx.ccd_cut && ctx.report.correction <= step_tolerance() &&
-                  friction_converged(ctx);
+                  friction_converged(ctx) && ctx.forces_consistent;
   }
   // Newton from the guess, until its correction is below the tolerance; and where the step
   // would gain energy, on until the energy test passes too (converged backward Euler did not
@@ -1321,10 +1351,20 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
       converged = true;
       continue;
     }
+    // Rod-rod contact makes the potential non-convex along a path around a rod: a step whose
+    // rods slip past one another (a rod's end sliding off another's) can gain energy as
+    // converged backward Euler, and splitting it does not help. Where it cannot be split
+    // again it ends there, counted unconverged, rather than failing the run.
+    auto accept_energy_gain = [&] {
+      if (!(barrier && last_resort_ && converged)) return false;
+      ctx.report.converged = false;
+      return !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report));
+    };
     if (k >= settings_.max_newton_iterations || (converged && ctx.bdf2)) {
+      if (accept_energy_gain()) return true;
       std::ostringstream message;
       if (converged)
-        message << "the step would raise the total energy by " << ctx.end_energies.total() - ctx.energy_start
+        message << "the step would raise the total energy by " << ctx.energy_gain
                 << " J (allowance " << energy_allowance(ctx) << " J) after " << ctx.iteration + 1
                 << " Newton iterations";
       else
@@ -1349,18 +1389,19 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     }
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     const bool was_converged = converged;
-    converged = ctx.report.correction <= step_tolerance() && friction_converged(ctx);
+    converged = ctx.report.correction <= step_tolerance() && friction_converged(ctx) && ctx.forces_consistent;
     // A line search that took nothing leaves the iterate where it was: the next iteration
     // would repeat it. So would more iterations at a converged iterate that still gains
     // energy, beyond a few. Split at once instead.
     const bool stuck = ctx.step_length == 0.0 && !converged;
     if (stuck || (was_converged && ++energy_retries > kEnergyRetries)) {
+      if (!stuck && accept_energy_gain()) return true;
       std::ostringstream message;
       if (stuck)
         message << "Newton's line search found no decrease (correction " << ctx.report.correction
                 << " of the rod length, tolerance " << settings_.tolerance << ")";
       else
-        message << "the step would raise the total energy by " << ctx.end_energies.total() - ctx.energy_start
+        message << "the step would raise the total energy by " << ctx.energy_gain
                 << " J (allowance " << energy_allowance(ctx) << " J) after " << ctx.iteration + 1
                 << " Newton iterations";
       name_worst_correction(ctx, message);
@@ -1402,20 +1443,34 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   start_ok_ = check_start(state, dt, ctx);
   if (!start_ok_) return ctx.report;
   solver_.preconditioner().reset_applications();
+  ctx.stiffness_raised = false;
+  // Rod-rod contact: each pair's barrier stiffness for this step, from the force it carried.
+  const bool stiffness_changed = rod_contact_.enabled() && rod_contact_.begin_step();
   predict(ctx, allow_bdf2);
   lag_friction(ctx);
   if (contact_.enabled()) contact_.begin_step();
   if (settings_.converged()) {
     // The energy at the start: where the last step ended, else evaluated.
     // Where the last step left the state (free DOFs; fixed ones moving make the step driven).
-    const bool known = last_end_energy_known_ && ctx.continuing;
+    const bool known = last_end_energy_known_ && ctx.continuing && !stiffness_changed;
     ctx.energy_start = known ? last_end_energy_ : energies(state).total();
     ctx.energy_previous_known = known && last_start_energy_known_;
     ctx.energy_previous = last_start_energy_;
   }
-  const bool ok = settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
+  bool ok = settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
+  if (ok && rod_contact_.enabled() && !(find_non_finite(ctx.x1, ctx.report, "position") ||
+                                        find_collapsed_edge(ctx.x1, ctx.report))) {
+    // A step whose straight motion is not clear goes around something it cannot pass on a
+    // straight line in one step (a rod sliding off another's end and around it): the
+    // converged solver takes it in two halves, each closer to the path the iterates took;
+    // only a step that cannot be split again is cut short (clear_path).
+    if (!clear_path(ctx) && settings_.converged() && !last_resort_ && split_depth_ < kPathSplits) {
+      ctx.report.ok = false;
+      ctx.report.failure = "the step's straight motion passes through a rod that its Newton iterates went around";
+      ok = false;
+    }
+  }
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
-    if (rod_contact_.enabled()) clear_path(ctx);
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
     commit(state, ctx);
     if (rod_contact_.enabled()) {
@@ -1423,6 +1478,8 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
       // for energies() at the committed state.
       load_contact_pairs(state.positions, state.positions);
       ctx.report.rod_contact = rod_contact_.measure(state.positions);
+      rod_contact_.prune_forces(state.positions);
+      rod_contact_.commit_stiffness();
     }
     if (settings_.converged()) {
       last_end_energy_ = ctx.end_energies.total();
@@ -1448,6 +1505,7 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
   // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is
   // the last resort: a CG that fails there tries the coupled rods' factorisation (solve()).
   last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
+  split_depth_ = depth;
   StepReport report = attempt(state, dt, allow_bdf2);
   // The converged solver takes a step it could not converge (or that would gain energy) again
   // as two backward Euler steps of half the length; a state it cannot start from is final.

@@ -21,6 +21,8 @@
 /// pairs sorted at the end: the same list for every thread count.
 
 #include <array>
+#include <cstdint>
+#include <unordered_map>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -34,6 +36,10 @@ namespace bristle {
 /// g^ as a fraction of R = r_a + r_b: the surfaces of resting rods end within this of each
 /// other (a log barrier under a load F sits at about g^ min(1, kappa g^ / F)).
 constexpr double kContactGapFraction = 0.01;
+
+/// A pair's force estimate counts as consistent with its barrier's force phi while it is at
+/// most (1 + this) phi (RodContact::update_forces).
+constexpr double kForceConsistency = 0.1;
 
 /// One pair of segments: its stencil's first DOFs [p0, p1, q0, q1] (increasing) and constants.
 struct RodContactPair {
@@ -97,6 +103,33 @@ class RodContact {
   /// Gaps of the current pairs at x.
   RodContactStats measure(const VecX& x) const;
 
+  /// The primal-dual update of each current pair's force estimate (RodContactConstants::force)
+  /// after a Newton iteration from x_lin whose full step goes to x_full: lambda takes its
+  /// Newton value there, from the linearised complementarity lambda g = g phi(g)
+  /// (docs/contact.md, "Primal-dual stiffness"). A pair at or beyond g^ at x_lin carries no
+  /// force. A pair pressed below 1% of g^ by more than twice the force its stiffness balances
+  /// at g^ / 2 gets the stiffness for its estimate at once.
+  struct ForceUpdate {
+    bool raised = false;  ///< some pair's barrier stiffness was raised
+    /// No pair's estimate at x_lin exceeded the barrier's force there by more than
+    /// kForceConsistency: the iteration's system was no stiffer along any normal than the
+    /// barrier's Hessian (within that), so its correction measures the distance to the answer.
+    bool consistent = true;
+  };
+  ForceUpdate update_forces(const VecX& x_lin, const VecX& x_full);
+  /// Keeps the estimates of the current pairs within g^ at x only (at the end of a step).
+  void prune_forces(const VecX& x);
+  /// The estimate of a pair of segments (a < b), negative when there is none.
+  double force_estimate(int segment_a, int segment_b) const;
+  /// At the start of a step: each pair's barrier stiffness for the step is sized to the force
+  /// it is estimated to carry, kappa = max(kappa_weight, lambda / ((1/2 + ln 2) g^)), so that
+  /// the barrier balances that force at g^ / 2 (IPC's adaptive kappa, per pair). Returns
+  /// whether any pair's stiffness changed since the last commit_stiffness() (here, or raised
+  /// in update_forces by an attempt that failed): the barrier energy of a state changes with it.
+  bool begin_step();
+  /// The stiffnesses as they are now are those of the committed state's energies.
+  void commit_stiffness() { stiffness_changed_ = false; }
+
  private:
   struct Segment {
     int rod = 0, index = 0;
@@ -110,8 +143,20 @@ class RodContact {
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping) const;
   bool excluded(const Segment& a, const Segment& b) const;
 
+  static std::uint64_t pair_key(int segment_a, int segment_b) {
+    return (static_cast<std::uint64_t>(segment_a) << 32) | static_cast<std::uint32_t>(segment_b);
+  }
+  template <int D>
+  ForceUpdate update_forces_in(const VecX& x_lin, const VecX& x_full);
+
   bool enabled_ = false;
   bool self_ = true;
+  struct PairForce {
+    double force = 0.0;       // the current estimate [N]
+    double step_force = 0.0;  // the estimate at the step's start: sizes kappa for the step [N]
+  };
+  std::unordered_map<std::uint64_t, PairForce> forces_;  // pairs within g^
+  bool stiffness_changed_ = false;  // since commit_stiffness()
   int dimension_ = 3;
   int threads_ = 1;
   double gravity_ = 0.0;  // |g| [m/s^2]

@@ -40,6 +40,16 @@ struct BarrierValue {
 };
 BarrierValue barrier_function(double d, double dhat);
 
+struct RodContactConstants;
+/// The stiffness along the normal that the system matrix gets for a pair at gap g with
+/// barrier values b: kappa b''(g) without a force estimate; with one (lambda = c.force), the
+/// primal-dual stiffness kappa b''(g) + (lambda - phi) / g, phi = -kappa b'(g) the barrier's
+/// force at g, bounded below by kappa b''(g) lambda / phi and by 0 (docs/contact.md).
+double normal_stiffness(double gap, const BarrierValue& b, const RodContactConstants& c);
+/// psi(g) = d(g phi(g))/dg for phi = -kappa b'(g), formed without cancellation; 0 outside
+/// (0, g^). Zero for a pure log barrier, whose g phi is constant.
+double barrier_force_slope(double gap, double gap_hat, double stiffness);
+
 /// Energy, gradient and Hessian of one pair.
 template <int D>
 struct RodContactLocal {
@@ -53,6 +63,10 @@ struct RodContactConstants {
   double reach = 0.0;      ///< R = r_P + r_Q [m]
   double gap_hat = 0.0;    ///< g^: the barrier acts below this gap [m]
   double stiffness = 0.0;  ///< kappa [J/m^2]
+  /// The force the pair is estimated to carry [N] (the dual variable of a primal-dual
+  /// interior-point method), or negative where there is no estimate: the system's stiffness
+  /// along the normal is then the barrier's own, kappa b''(g). See rod_contact_local.
+  double force = -1.0;
 };
 
 template <int D>

@@ -201,9 +201,18 @@ struct StepContext {
   bool fill_matrix = false;  ///< the next assemble() fills the matrix whatever else holds
   // Energies.
   double energy_start = 0.0;       ///< total energy at t0
+  double energy_gain = 0.0;        ///< what the last energy test found: end minus start [J]
   EnergyBreakdown end_energies;    ///< at (x1, v), when end_energies_known
   bool end_energies_known = false;
   bool driven = false;             ///< handles, ramped loads or colliders: energy may rise
+  /// Rod-rod contact: a pair's barrier stiffness was raised during the step, so the energy
+  /// test evaluates energy_start (taken with the stiffnesses the step began with) and the
+  /// end's energies again.
+  bool stiffness_raised = false;
+  /// Rod-rod contact: the last Newton iteration's system was no stiffer along any pair's
+  /// normal than the barrier (RodContact::ForceUpdate::consistent), so the size of its
+  /// correction is a convergence measure.
+  bool forces_consistent = true;
   /// BDF2's energy test: the total energy at the start of the previous step, and what the
   /// next step will take as such (this step's energy_start).
   double energy_previous = 0.0, energy_next_previous = 0.0;
@@ -320,6 +329,7 @@ class ImplicitEuler {
   /// coupled rods together (true), unless it already did or nothing couples rods (false).
   bool factor_coupled_rods(const SparseMatrix& m);
   bool last_resort_ = false;  // the step being attempted cannot be split again
+  int split_depth_ = 0;       // how many times the step being attempted was halved
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
@@ -330,7 +340,10 @@ class ImplicitEuler {
   /// handle's motion, as far as CCD from x0 allows.
   void carry_with_handles(StepContext& ctx);
   /// Rod-rod contact: CCD over the step's straight motion x0 -> x1, shortened where not clear.
-  void clear_path(StepContext& ctx);
+  /// Returns whether the path was clear; when it was not, the step is cut short only where it
+  /// is not to be split (the fixed-count solver, the deepest split, or kPathSplits splits
+  /// deep), and otherwise left as it was for attempt() to fail, so that it is split.
+  bool clear_path(StepContext& ctx);
 
   const Model& model_;
   SolverSettings settings_;
