@@ -24,6 +24,17 @@ using nlohmann::json;
 
 namespace {
 
+/// Loads the scene file at `path`, changed by `edit`, and runs it into `out`.
+Scene run_edited_scene(const std::string& path, const std::function<void(json&)>& edit, const std::string& out) {
+  std::ifstream file(path);
+  json scene = json::parse(file);
+  edit(scene);
+  const Scene loaded = load_scene_from_string(scene.dump(), path);
+  const RunResult result = run_simulation(loaded, out);
+  REQUIRE_MESSAGE(result.ok(), result.message);
+  return loaded;
+}
+
 /// A 3D scene: a 4-bristle brush pointing down and one loose rod, a floor and a sphere, and a
 /// handle pressing the brush down and dragging it, carrying the sphere along.
 json handle_scene() {
@@ -260,16 +271,16 @@ TEST_CASE("rod-rod contact under a handle: a small brush pressed onto paper and 
   // the drag (0.6 s, 36 steps). Newton's first iterate must carry the free vertices with the
   // handle: with the roots moved alone, the descending roots ran into the bristles bent beside
   // them (1208 overlaps and 48 crossings in a 5 x 5 tuft).
-  std::ifstream file(std::string(test::kScenesDir) + "/brush_stroke.json");
-  json scene = json::parse(file);
-  scene["rod_contact"] = {{"enabled", true}};
-  scene["time"]["duration"] = 0.6;
-  scene["rods"][0]["generator"]["layout"]["rows"] = 4;
-  scene["rods"][0]["generator"]["layout"]["columns"] = 4;
-  const Scene loaded = load_scene_from_string(scene.dump(), "small_brush.json");
   test::TempFolder folder("small-brush");
   const std::string out = folder / "out";
-  REQUIRE(run_simulation(loaded, out).ok());
+  const Scene loaded = run_edited_scene(std::string(test::kScenesDir) + "/brush_stroke.json",
+                                        [](json& scene) {
+                                          scene["rod_contact"] = {{"enabled", true}};
+                                          scene["time"]["duration"] = 0.6;
+                                          scene["rods"][0]["generator"]["layout"]["rows"] = 4;
+                                          scene["rods"][0]["generator"]["layout"]["columns"] = 4;
+                                        },
+                                        out);
   const OutputFolder read(out);
   std::vector<ContactCheckRod> rods;
   for (const Rod& rod : loaded.model.rods) rods.push_back({rod.material.radius, rod.rest_lengths});
@@ -318,13 +329,10 @@ TEST_CASE("rod-rod contact: a pair pressed in a pile slows its own rods, not a s
   // each other. The pile's rods and the faller are not coupled, so each group of coupled rods
   // takes the fraction its own pairs allow (ImplicitEuler::limit_step_by_ccd) and the faller
   // falls freely. With one fraction for the whole scene it was still 6.0 mm up after 0.1 s.
-  std::ifstream file(std::string(test::kTestsDir) + "/contact/scenes/pile_and_faller.json");
-  json scene = json::parse(file);
-  scene["solver"]["newton_iterations"] = 3;
-  const Scene loaded = load_scene_from_string(scene.dump(), "pile_and_faller_fixed.json");
   test::TempFolder folder("pile-and-faller-fixed");
   const std::string out = folder / "out";
-  REQUIRE(run_simulation(loaded, out).ok());
+  const Scene loaded = run_edited_scene(std::string(test::kTestsDir) + "/contact/scenes/pile_and_faller.json",
+                                        [](json& scene) { scene["solver"]["newton_iterations"] = 3; }, out);
   const OutputFolder read(out);
   const int faller = loaded.model.rod_index("faller");
   REQUIRE(faller >= 0);
@@ -344,15 +352,13 @@ TEST_CASE("rod-rod contact: a linear solve that CG cannot finish on pressed rods
   // preconditioner solves in 2. The step then factors each group of rods tied by contact
   // together (ImplicitEuler::factor_coupled_rods) and solves again; before, the run stopped at
   // the first pressed step with "conjugate gradient did not converge".
-  std::ifstream file(std::string(test::kScenesDir) + "/rod_pile.json");
-  json scene = json::parse(file);
-  scene["solver"]["cg_max_iterations"] = 2;
-  scene["solver"]["newton_iterations"] = 3;
-  const Scene loaded = load_scene_from_string(scene.dump(), "rod_pile_capped.json");
   test::TempFolder folder("rod-pile-capped");
-  const RunResult result = run_simulation(loaded, folder / "out");
-  INFO(result.message);
-  REQUIRE(result.ok());
+  run_edited_scene(std::string(test::kScenesDir) + "/rod_pile.json",
+                   [](json& scene) {
+                     scene["solver"]["cg_max_iterations"] = 2;
+                     scene["solver"]["newton_iterations"] = 3;
+                   },
+                   folder / "out");
   const OutputFolder read(folder / "out");
   int most_pressed = 0;
   for (int k = 1; k < read.manifest().frame_count; ++k) {
@@ -384,13 +390,10 @@ TEST_CASE("rod-rod self-contact: the bundled overhand knot tightens past its fir
   // ends 83 mm apart. Before the primal-dual stiffness and the force-sized barrier
   // (docs/contact.md) the crossing jammed there, pressed to 1e-7 of the radius, and the ends
   // stayed within 84 mm; with them the strands slide over each other and the knot draws in.
-  std::ifstream file(std::string(test::kScenesDir) + "/overhand_knot.json");
-  json scene = json::parse(file);
-  scene["time"]["duration"] = 0.6;
-  const Scene loaded = load_scene_from_string(scene.dump(), "overhand_knot.json");
   test::TempFolder folder("knot");
   const std::string out = folder / "out";
-  REQUIRE(run_simulation(loaded, out).ok());
+  run_edited_scene(std::string(test::kScenesDir) + "/overhand_knot.json",
+                   [](json& scene) { scene["time"]["duration"] = 0.6; }, out);
   const OutputFolder read(out);
   const Frame last = read.frame(read.manifest().frame_count - 1);
   const std::vector<Vec3>& line = last.rods[0].positions;
