@@ -224,17 +224,21 @@ RodContactStats RodContact::measure(const VecX& x) const {
   return stats;
 }
 
-double RodContact::force_estimate(int segment_a, int segment_b) const {
-  const auto found = forces_.find(pair_key(segment_a, segment_b));
-  return found == forces_.end() ? -1.0 : found->second.force;
-}
-
 bool RodContact::begin_step() {
+  saved_forces_ = forces_;
+  saved_stiffness_changed_ = stiffness_changed_;
   for (auto& [key, entry] : forces_) {
-    stiffness_changed_ = stiffness_changed_ || entry.step_force != entry.force;
-    entry.step_force = entry.force;
+    const double step_force = std::max(entry.force, 0.0);
+    stiffness_changed_ = stiffness_changed_ || entry.step_force != step_force;
+    entry.step_force = step_force;
   }
   return stiffness_changed_;
+}
+
+void RodContact::abandon_step() {
+  forces_ = saved_forces_;
+  // What the failed attempt raised was undone here; a change since the last commit stays one.
+  stiffness_changed_ = saved_stiffness_changed_ || stiffness_changed_;
 }
 
 template <int D>
@@ -253,9 +257,10 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     const double gap = d - c.reach;
     const BarrierValue b = barrier_function(gap, c.gap_hat);
     if (b.db == 0.0 || !(gap > 0.0)) {
-      // Beyond g^ the pair carries no force. Its entry stays until the step ends
-      // (prune_forces): its stiffness is the step's, whatever the iterates do.
-      if (const auto found = forces_.find(key); found != forces_.end()) found->second.force = 0.0;
+      // Beyond g^ the barrier carries no force: the pair has no estimate (should it come back,
+      // it starts from the barrier's force, as a new pair does). Its entry stays until the
+      // step ends (prune_forces), so that its stiffness is the step's, whatever the iterates do.
+      if (const auto found = forces_.find(key); found != forces_.end()) found->second.force = -1.0;
       continue;
     }
     // Primal-dual Newton on lambda g = g phi(g), phi = -kappa b'(g) (Nocedal and Wright,
@@ -282,6 +287,7 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     if (gap < 0.01 * c.gap_hat && entry.force > 2.0 * 1.1931471805599453 * c.gap_hat * c.stiffness) {
       entry.step_force = entry.force;
       update.raised = true;
+      update.consistent = false;  // the next iteration's potential is not this one's
       stiffness_changed_ = true;
     }
   }

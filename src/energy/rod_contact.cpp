@@ -73,7 +73,7 @@ RodContactLocal<D> rod_contact_local(const Vec<4 * D>& x, const RodContactConsta
     return out;
   }
   const Mat<N, N> hess_d = squared.hessian / (2.0 * d) - grad_d * grad_d.transpose() / d;
-  out.hessian = c.stiffness * (b.d2b * grad_d * grad_d.transpose() + b.db * hess_d);
+  out.hessian = normal_stiffness(out.gap, b, c) * grad_d * grad_d.transpose() + (c.stiffness * b.db) * hess_d;
   if (projection == HessianProjection::Projected) {
     Eigen::SelfAdjointEigenSolver<Mat<N, N>> eigen(out.hessian);
     const Vec<N> clamped = eigen.eigenvalues().cwiseMax(0.0);

@@ -917,8 +917,9 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // rolling off another at dt = 1/24 s). CCD over that line for the pairs whose order swaps
   // (their closest-point direction reverses, as it does for a pair that passed through the
   // other; CCD's bound would only creep on pairs sliding at a tiny gap). Where it is not
-  // clear, the free vertices go the clear fraction of the way (fixed ones keep their
-  // prescribed end), which ends apart, and the step is counted as unconverged.
+  // clear, attempt() has the converged solver split the step; where the step is not to be
+  // split, the free vertices go the fraction of the way CCD over all pairs clears (fixed ones
+  // keep their prescribed end), which ends apart, and the step is counted as unconverged.
   const VecX& x0 = *ctx.x0;
   const Clock::time_point start = Clock::now();
   load_contact_pairs(x0, ctx.x1);
@@ -1000,15 +1001,18 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   const double s = ctx.step_length;
   const VecX& direction = ctx.search_direction();
   for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += s * direction[i]; });
-  if (barrier && s > 0.0) {
+  if (barrier) {
     // The pairs' force estimates take their Newton values at the full step (primal-dual;
-    // RodContact::update_forces). linearization_point is still x^ + h v before the step
-    // (limit_step_by_ccd).
+    // RodContact::update_forces), whatever fraction of it the search took, none included.
+    // linearization_point is still x^ + h v before the step (limit_step_by_ccd).
     const Clock::time_point start = Clock::now();
     ctx.trial_x = ctx.linearization_point + h * ctx.dv;
-    const RodContact::ForceUpdate update = rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x);
-    if (update.raised) ctx.stiffness_raised = true;
-    ctx.forces_consistent = update.consistent;
+    ctx.forces_consistent = false;
+    if (ctx.trial_x.allFinite()) {
+      const RodContact::ForceUpdate update = rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x);
+      if (update.raised) ctx.stiffness_raised = true;
+      ctx.forces_consistent = update.consistent;
+    }
     ctx.report.assembly_seconds += seconds_since(start);
   }
 }
@@ -1347,7 +1351,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // whose pressed crossings jam, where CCD cuts every search short) but is within the
     // user's own tolerance is converged by the user's measure: it ends there, not in failure.
     if (!converged && k >= settings_.max_newton_iterations && step_tolerance() < settings_.tolerance &&
-        ctx.report.correction <= settings_.tolerance) {
+        ctx.report.correction <= settings_.tolerance && ctx.forces_consistent) {
       converged = true;
       continue;
     }
@@ -1489,6 +1493,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     }
   } else {
     ctx.report.ok = false;
+    if (rod_contact_.enabled()) rod_contact_.abandon_step();
   }
   // This step's friction elements are lagged at its start: no later step or energy
   // evaluation may see them (the next attempt lags its own).

@@ -92,7 +92,8 @@ bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* count
 /// Factors the band in place; with y non-null, also overwrites y with the solution z of
 /// L z = y (y is then partly updated if the factorisation fails).
 bool banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
-  if (w > kMaxHalfBandwidth) return false;  // not a rod's band; the block falls back to Jacobi
+  // A guard: analyze_compressed keeps every block's band within kMaxHalfBandwidth.
+  if (w > kMaxHalfBandwidth) return false;
   if (y != nullptr) {
     switch (w) {
       case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
@@ -200,7 +201,8 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     const int begin = block.begin, end = begin + block.size;
     // Entries further from the diagonal than kMaxHalfBandwidth (self-contact between parts of
     // a rod far apart along it) are left to CG, as coupling between rods is: the band stays
-    // a rod's band, which the factorisation is made for.
+    // a rod's band, which the factorisation is made for (Block::dropped: should the band
+    // without them not be positive definite, their magnitudes go onto its diagonal).
     int w = 0;
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
@@ -208,11 +210,16 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     block.half_bandwidth = w;
     const int stride = w + 1;
     block.runs.clear();
+    block.dropped.clear();
     std::vector<char> filled(static_cast<std::size_t>(block.size) * stride, 0);
     for (int col = begin; col < end; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k) {
         const int row = inner[k];
-        if (row < col || row >= end || row - col > w) continue;
+        if (row < col || row >= end) continue;
+        if (row - col > w) {
+          block.dropped.push_back({k, row - begin, col - begin});
+          continue;
+        }
         const int i = row - begin, j = col - begin;  // L(i, j), i >= j
         const int target = i * stride + (j - i + w);
         filled[target] = 1;
@@ -260,16 +267,33 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   block.factored = false;
   if (block.size <= 0) return true;
   const int w = block.half_bandwidth;
-  // The block's lower triangle into band storage.
   block.band.resize(band_length(block.size, w));
   double* band = block.band.data();
-  for (int gap : block.band_gaps) band[gap] = 0.0;
-  for (const CopyRun& run : block.runs) {
-    const double* from = values + run.value_source;
-    double* to = band + run.band_target;
-    for (int r = 0; r < run.count; ++r) to[static_cast<std::ptrdiff_t>(r) * w] = from[r];
-  }
+  // The block's lower triangle into band storage; with `compensated`, the magnitudes of the
+  // entries left out of the band added to the diagonals they join.
+  auto fill = [&](bool compensated) {
+    for (int gap : block.band_gaps) band[gap] = 0.0;
+    for (const CopyRun& run : block.runs) {
+      const double* from = values + run.value_source;
+      double* to = band + run.band_target;
+      for (int r = 0; r < run.count; ++r) to[static_cast<std::ptrdiff_t>(r) * w] = from[r];
+    }
+    if (!compensated) return;
+    for (const Block::Dropped& entry : block.dropped) {
+      const double magnitude = std::abs(values[entry.value_source]);
+      band[band_index(entry.row, entry.row, w)] += magnitude;
+      band[band_index(entry.column, entry.column, w)] += magnitude;
+    }
+  };
+  fill(false);
   block.factored = banded_cholesky(band, block.size, w, block.column_counts.data());
+  // Left out of the band, part of a stiff pair's entries can leave it indefinite: then the
+  // band with their magnitudes on its diagonal, positive definite whenever the block is
+  // (diag(|E|) - E is diagonally dominant). Not always: it is a looser preconditioner.
+  if (!block.factored && !block.dropped.empty()) {
+    fill(true);
+    block.factored = banded_cholesky(band, block.size, w, block.column_counts.data());
+  }
   return block.factored;
 }
 

@@ -106,27 +106,29 @@ class RodContact {
   /// The primal-dual update of each current pair's force estimate (RodContactConstants::force)
   /// after a Newton iteration from x_lin whose full step goes to x_full: lambda takes its
   /// Newton value there, from the linearised complementarity lambda g = g phi(g)
-  /// (docs/contact.md, "Primal-dual stiffness"). A pair at or beyond g^ at x_lin carries no
-  /// force. A pair pressed below 1% of g^ by more than twice the force its stiffness balances
+  /// (docs/contact.md, "Primal-dual stiffness"). A pair at or beyond g^ at x_lin has no
+  /// estimate. A pair pressed below 1% of g^ by more than twice the force its stiffness balances
   /// at g^ / 2 gets the stiffness for its estimate at once.
   struct ForceUpdate {
     bool raised = false;  ///< some pair's barrier stiffness was raised
     /// No pair's estimate at x_lin exceeded the barrier's force there by more than
-    /// kForceConsistency: the iteration's system was no stiffer along any normal than the
-    /// barrier's Hessian (within that), so its correction measures the distance to the answer.
+    /// kForceConsistency, and no stiffness was raised: the iteration's system was no stiffer
+    /// along any normal than the barrier's Hessian (within that), for the potential the next
+    /// iteration minimises, so its correction measures the distance to the answer.
     bool consistent = true;
   };
   ForceUpdate update_forces(const VecX& x_lin, const VecX& x_full);
   /// Keeps the estimates of the current pairs within g^ at x only (at the end of a step).
   void prune_forces(const VecX& x);
-  /// The estimate of a pair of segments (a < b), negative when there is none.
-  double force_estimate(int segment_a, int segment_b) const;
   /// At the start of a step: each pair's barrier stiffness for the step is sized to the force
   /// it is estimated to carry, kappa = max(kappa_weight, lambda / ((1/2 + ln 2) g^)), so that
   /// the barrier balances that force at g^ / 2 (IPC's adaptive kappa, per pair). Returns
-  /// whether any pair's stiffness changed since the last commit_stiffness() (here, or raised
-  /// in update_forces by an attempt that failed): the barrier energy of a state changes with it.
+  /// whether any pair's stiffness changed since the last commit_stiffness(): the barrier
+  /// energy of a state changes with it. Keeps the estimates as they are for abandon_step().
   bool begin_step();
+  /// A step attempt failed: the estimates and stiffnesses go back to where begin_step() found
+  /// them, so that a retry (a split step) does not start from the failed iterates'.
+  void abandon_step();
   /// The stiffnesses as they are now are those of the committed state's energies.
   void commit_stiffness() { stiffness_changed_ = false; }
 
@@ -156,7 +158,9 @@ class RodContact {
     double step_force = 0.0;  // the estimate at the step's start: sizes kappa for the step [N]
   };
   std::unordered_map<std::uint64_t, PairForce> forces_;  // pairs within g^
+  std::unordered_map<std::uint64_t, PairForce> saved_forces_;  // as begin_step() found them
   bool stiffness_changed_ = false;  // since commit_stiffness()
+  bool saved_stiffness_changed_ = false;
   int dimension_ = 3;
   int threads_ = 1;
   double gravity_ = 0.0;  // |g| [m/s^2]

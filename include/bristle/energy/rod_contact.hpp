@@ -21,7 +21,9 @@
 /// the rank-one kappa (b'' + |b'| / d) grad d grad d^T: the stiffness along the normal, without
 /// hess D's curvature of the closest points, which grows as 1 / angle^2 between nearly
 /// parallel segments crossing at a small angle (1e11 at 1e-6 rad) and would only slow CG down
-/// (docs/contact.md, "Rod-rod contact").
+/// (docs/contact.md, "Rod-rod contact"). With a force estimate in the constants (the
+/// primal-dual form, RodContactConstants::force), every projection takes normal_stiffness in
+/// place of kappa b'' along grad d; without one (force < 0) they are the barrier's Hessian.
 
 #include <array>
 #include <cmath>

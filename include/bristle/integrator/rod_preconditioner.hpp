@@ -176,6 +176,15 @@ class RodBlockPreconditioner {
     std::vector<int> band_gaps;
     // Rows below the diagonal of each column of L that can be nonzero (at most w).
     std::vector<unsigned char> column_counts;
+    // Entries of the block left out of its band (further than kMaxHalfBandwidth from the
+    // diagonal): where each value sits in the matrix, and its row and column in the block.
+    // Where the band without them is not positive definite (a stiff stencil straddling the
+    // cut), each adds its magnitude to both diagonals, which makes it so whenever the block
+    // is (diag(|E|) - E is diagonally dominant).
+    struct Dropped {
+      int value_source, row, column;
+    };
+    std::vector<Dropped> dropped;
   };
 
   struct Group {
