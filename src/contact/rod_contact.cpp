@@ -23,6 +23,9 @@ namespace {
 
 // The barrier's force scale where gravity is weak or absent [m/s^2].
 constexpr double kMinimumAcceleration = 1.0;
+// |b'(g^ / 2)| / g^ = 1/2 + ln 2: a barrier of stiffness kappa carries kappa g^ times this at
+// g^ / 2, where each pair's stiffness is sized to rest under the force it carries.
+constexpr double kHalfGapSlope = 1.1931471805599453;
 
 }  // namespace
 
@@ -119,11 +122,11 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
     // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
     const double mean_mass = 0.25 * (a.mass + b.mass);
-    pair.constants.stiffness = mean_mass * acceleration / (1.1931471805599453 * pair.constants.gap_hat);
+    pair.constants.stiffness = mean_mass * acceleration / (kHalfGapSlope * pair.constants.gap_hat);
     if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
       pair.constants.force = found->second.force;
       pair.constants.stiffness = std::max(pair.constants.stiffness,
-                                          found->second.step_force / (1.1931471805599453 * pair.constants.gap_hat));
+                                          found->second.step_force / (kHalfGapSlope * pair.constants.gap_hat));
     }
     pairs.push_back(pair);
   }
@@ -284,7 +287,7 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     // at g^ / 2 gets the stiffness for its force at once (IPC raises kappa inside the
     // Newton loop too): otherwise it is pressed to a gap where the system's stiffness,
     // lambda / g, is beyond what CG resolves.
-    if (gap < 0.01 * c.gap_hat && entry.force > 2.0 * 1.1931471805599453 * c.gap_hat * c.stiffness) {
+    if (gap < 0.01 * c.gap_hat && entry.force > 2.0 * kHalfGapSlope * c.gap_hat * c.stiffness) {
       entry.step_force = entry.force;
       update.raised = true;
       update.consistent = false;  // the next iteration's potential is not this one's

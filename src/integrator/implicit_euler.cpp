@@ -911,6 +911,10 @@ void ImplicitEuler::carry_with_handles(StepContext& ctx) {
   ctx.report.assembly_seconds += seconds_since(start);
 }
 
+bool ImplicitEuler::path_may_split() const {
+  return settings_.converged() && !last_resort_ && split_depth_ < kPathSplits;
+}
+
 bool ImplicitEuler::clear_path(StepContext& ctx) {
   // Each Newton iterate was reached from the last without a touch, but the step's motion is
   // the straight line x0 -> x1, which can cut through a rod the iterates went around (a rod
@@ -929,7 +933,7 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // it must be clear for every pair, not only the reversed ones (a pair beside the one that
   // went around can lie across that line). So the cut is CCD's over all pairs.
   if (t < 1.0) t = std::min(t, rod_contact_.max_step(x0, ctx.x1, kPathKeep));
-  if (t < 1.0 && (last_resort_ || !settings_.converged() || split_depth_ >= kPathSplits)) {
+  if (t < 1.0 && !path_may_split()) {
     const DofLayout& layout = model_.layout;
     const VecX& x_hat = *ctx.x_hat;
     for (int dof = 0; dof < layout.dof_count(); ++dof)
@@ -1468,7 +1472,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     // straight line in one step (a rod sliding off another's end and around it): the
     // converged solver takes it in two halves, each closer to the path the iterates took;
     // only a step that cannot be split again is cut short (clear_path).
-    if (!clear_path(ctx) && settings_.converged() && !last_resort_ && split_depth_ < kPathSplits) {
+    if (!clear_path(ctx) && path_may_split()) {
       ctx.report.ok = false;
       ctx.report.failure = "the step's straight motion passes through a rod that its Newton iterates went around";
       ok = false;

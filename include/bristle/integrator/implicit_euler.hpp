@@ -344,6 +344,8 @@ class ImplicitEuler {
   /// is not to be split (the fixed-count solver, the deepest split, or kPathSplits splits
   /// deep), and otherwise left as it was for attempt() to fail, so that it is split.
   bool clear_path(StepContext& ctx);
+  /// Whether a step whose straight motion is not clear is split rather than cut short.
+  bool path_may_split() const;
 
   const Model& model_;
   SolverSettings settings_;
