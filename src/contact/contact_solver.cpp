@@ -572,15 +572,16 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
       s.force += (cc.normal_impulse * cc.normal + share * vc.friction_impulse) / h;
     }
   }
-  for (int gv = 0; gv < model_.layout.vertex_count(); ++gv) {
-    if (model_.layout.free_index(model_.layout.vertex_dof(gv)) < 0) continue;
-    const Vec3 x = position(x1, gv);
-    for (const Collider& c : colliders_) {
-      const double depth = vertex_radius_[gv] - collider_distance(c, x);
-      out.max_penetration = std::max(out.max_penetration, depth);
-      out.max_penetration_fraction = std::max(out.max_penetration_fraction, depth / vertex_radius_[gv]);
-    }
-  }
+  for_each_vertex_depth(x1, [&](int gv, double depth) {
+    out.max_penetration = std::max(out.max_penetration, depth);
+    out.max_penetration_fraction = std::max(out.max_penetration_fraction, depth / vertex_radius_[gv]);
+  });
+}
+
+double ContactSolver::max_penetration_fraction(const VecX& x) const {
+  double deepest = -std::numeric_limits<double>::infinity();
+  for_each_vertex_depth(x, [&](int gv, double depth) { deepest = std::max(deepest, depth / vertex_radius_[gv]); });
+  return deepest;
 }
 
 }  // namespace bristle

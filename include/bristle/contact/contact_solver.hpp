@@ -48,6 +48,7 @@
 
 #include "bristle/contact/constraint_filter.hpp"
 #include "bristle/contact/contact_report.hpp"
+#include "bristle/contact/signed_distance.hpp"
 #include "bristle/math/types.hpp"
 #include "bristle/model/model.hpp"
 
@@ -145,6 +146,10 @@ class ContactSolver {
 
   const std::vector<VertexContact>& contacts() const { return contacts_; }
 
+  /// The deepest a free vertex's sphere at positions `x` reaches into a collider of this
+  /// step, in its radius (<= 0: none touches). The measure of report()'s penetration.
+  double max_penetration_fraction(const VecX& x) const;
+
  private:
   bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all);
   void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
@@ -159,6 +164,16 @@ class ContactSolver {
   void make_safe();
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
   Vec3 position(const VecX& x, int global_vertex) const;
+  /// Calls f(global vertex, depth) for every free vertex and collider of this step, depth the
+  /// vertex's radius minus its distance to the collider (> 0: inside).
+  template <class F>
+  void for_each_vertex_depth(const VecX& x, F&& f) const {
+    for (int gv = 0; gv < model_.layout.vertex_count(); ++gv) {
+      if (model_.layout.free_index(model_.layout.vertex_dof(gv)) < 0) continue;
+      const Vec3 p = position(x, gv);
+      for (const Collider& c : colliders_) f(gv, vertex_radius_[gv] - collider_distance(c, p));
+    }
+  }
   void rebuild_slots();
 
   const Model& model_;

@@ -180,7 +180,11 @@ struct StepContext {
   // Per iteration.
   VecX gradient, product, w, residual, rhs_free, dv_free, dv, guess;
   VecX trial_v, trial_x, mass_dv, system_dv;
-  VecX contact_guess_v;  ///< with colliders: the first solve's velocity (the converged solver's fallback)
+  /// With colliders (no rod contact), the converged solver's iterates: [0] the first solve's
+  /// velocity, then each Newton iterate's; where Newton stalls the step ends at the best of
+  /// them (keep_best_contact_iterate). Slots are reused from step to step.
+  std::vector<VecX> contact_iterates;
+  int contact_iterate_count = 0;
   EnergyBreakdown potential_at_lin;
   double step_length = 1.0;
   /// With rod contact: CCD cut some groups of rods more than others (limit_step_by_ccd), and
@@ -295,6 +299,9 @@ class ImplicitEuler {
   bool run_fixed(StepContext& ctx);
   bool newton_iteration(StepContext& ctx);
   void finish_report(const State& state, StepContext& ctx);
+  /// With colliders, where Newton stalled: sets v to the best of the step's iterates (see
+  /// the .cpp).
+  void keep_best_contact_iterate(StepContext& ctx) const;
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
