@@ -1435,11 +1435,14 @@ void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
   // their length over brush_stroke.json (394 J of stretch energy), where Newton's iterates had
   // brought the strain to 1e-7; and where a dragged bristle's tip switches between sticking and
   // sliding, the iterates alternate between two states, one of them strained by 10%. So the
-  // step ends at the iterate lowest in Phi (the incremental potential Newton descends; a
-  // ranking, so stiffness damping's term is left out) among those no deeper in a collider than
-  // the first solve, within 1% of a radius; the first solve is the last resort, as before
-  // (iterates that went astray: the hair of run_converged's comment). docs/contact.md, "A
-  // pressed brush under the default solver".
+  // step ends at the iterate lowest in Phi, the incremental potential of backward Euler
+  // without the contact terms, among those whose deepest vertex is no deeper in a collider than
+  // the first solve's, within 1% of a radius; the first solve is the last resort, as before
+  // (iterates that went astray: the hair of run_converged's comment). Phi here has neither
+  // collider friction nor stiffness damping (its K is lagged, so it has no value of its own),
+  // so between a sticking and a sliding iterate the ranking leans to the sliding one: a
+  // stalled step may end with less friction than the converged one would. docs/contact.md,
+  // "A pressed brush under the default solver".
   constexpr double kPenetrationAllowance = 0.01;  // of a vertex's radius
   const VecX& x_hat = *ctx.x_hat;
   const VecX& first = ctx.contact_iterates[0];
