@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "bristle/bench/brush_benchmark.hpp"
 #include "bristle/bench/performance_report.hpp"
 #include "bristle/bench/strand_benchmark.hpp"
 #include "bristle/io/atomic_file.hpp"
@@ -28,6 +29,8 @@ const char* const kUsage =
     "                     [--projection bending_modes|projected|gauss_newton] [--length-correction]\n"
     "                     [--line-search|--no-line-search] [--repeat R] [--no-accuracy] [--continuum] [--twist] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
+    "       bristle bench --brush [--rows N] [--columns N] [--segments S] [--dt S] [--duration S]\n"
+    "                     [--threads T] [--speedup] [--no-rod-contact] [--print-scene] [--json]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
     "E = 3 GPa, density 1300 kg/m^3, clamped horizontally at the root) and prints what a step\n"
@@ -71,6 +74,22 @@ const char* const kUsage =
     "                     and 2 threads, and 1000 strands at dt = 1/60 s and 1/24 s (several minutes)\n"
     "  --docs PATH        with --sweep: write the report as Markdown to PATH (docs/performance.md)\n"
     "                     and its plot to images/performance_scaling.png beside it\n"
+    "\n"
+    "--brush: the rod-contact benchmark instead. A brush of rows x columns nylon bristles (default\n"
+    "25 x 40 = 1000, 20 segments each, radius 0.1 mm, 0.5 mm apart) pressed 8 mm onto paper and\n"
+    "dragged 4 cm (scenes/brush_stroke.json's stroke, 1.2 s at dt = 1/60 s), bristle-bristle\n"
+    "contact on and every solver setting a scene's default. Prints microseconds per vertex-step,\n"
+    "CG and Newton iterations, unconverged steps, the most rod-contact pairs and paper contacts\n"
+    "of a step, the smallest gap between bristles and the deepest vertex in the paper (fractions\n"
+    "of the radius), the largest edge strain, and a CRC-32 of the last positions.\n"
+    "  --rows N, --columns N  the bristle grid (default 25 x 40)\n"
+    "  --segments S       edges per bristle (default 20)\n"
+    "  --dt S, --duration S  (default 1/60 s and 1.2 s)\n"
+    "  --threads T        threads (default 1)\n"
+    "  --speedup          with --threads T > 1: also run on one thread, print the speedup and\n"
+    "                     whether the last positions are bitwise identical\n"
+    "  --no-rod-contact   bristles pass through each other (the cost of contact, by difference)\n"
+    "  --print-scene      print the scene (bristle-scene/1 JSON) and run nothing\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit codes: 0 the run completed, 1 a step failed, 2 bad usage\n";
@@ -159,6 +178,88 @@ int sweep(const ParsedArgs& parsed, CommandContext& context) {
   return ok ? kExitSuccess : kExitFailure;
 }
 
+void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchmarkResult& r, std::ostream& out) {
+  out << "brush              " << settings.rows << " x " << settings.columns << " bristles x " << settings.segments
+      << " segments = " << r.vertices << " vertices, rod contact " << (settings.rod_contact ? "on" : "off") << "\n"
+      << "steps              " << r.steps_taken << " of " << r.steps << " of dt = " << settings.dt
+      << " s, the default solver, " << r.threads << " thread(s), " << fixed(r.seconds, 2) << " s\n"
+      << "us per vertex-step " << fixed(r.us_per_vertex_step, 3) << "  (assembly "
+      << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ")\n"
+      << "CG iterations      " << r.cg_iterations << " (" << fixed(r.cg_iterations / std::max(1.0, 1.0 * r.steps_taken), 1)
+      << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations
+      << "; unconverged steps " << r.unconverged_steps << "\n"
+      << "contacts           at most " << r.rod_contact_pairs_max << " bristle pairs and " << r.collider_contacts_max
+      << " vertices on the paper in one step\n"
+      << "smallest gap       ";
+  if (std::isfinite(r.min_gap_fraction))
+    out << r.min_gap_fraction << " of the radius between bristles\n";
+  else
+    out << "none measured (no two bristles near each other" << (settings.rod_contact ? "" : ", or contact off") << ")\n";
+  out << "deepest in paper   " << r.max_depth_fraction << " of the radius\n"
+      << "largest edge strain " << r.max_edge_strain << "\n"
+      << "peak memory        " << fixed(r.peak_rss_bytes / 1048576.0, 1) << " MiB\n";
+  std::ostringstream crc;
+  crc << std::hex << std::setw(8) << std::setfill('0') << r.positions_crc;
+  out << "positions CRC-32   " << crc.str() << "\n";
+  if (!r.ok) out << "FAILED: " << r.failure << "\n";
+}
+
+int brush_bench(const ParsedArgs& parsed, CommandContext& context) {
+  for (const char* option : {"--strands", "--vertices", "--newton", "--linearization", "--newton-tolerance",
+                             "--projection", "--repeat", "--no-accuracy", "--no-length-correction", "--line-search",
+                             "--no-line-search", "--length-correction", "--integrator", "--tolerance", "--continuum",
+                             "--twist", "--sweep", "--docs"})
+    if (parsed.has(option))
+      throw UsageError(std::string(option) + " does not go with --brush (the brush uses the default solver)");
+  BrushBenchmarkSettings settings;
+  settings.rows = positive(parsed, "--rows", settings.rows, 1);
+  settings.columns = positive(parsed, "--columns", settings.columns, 1);
+  settings.segments = positive(parsed, "--segments", settings.segments, 1);
+  if (static_cast<long long>(settings.rows) * settings.columns * (settings.segments + 1) > kMaxSceneVertices)
+    throw UsageError("--rows x --columns x (--segments + 1) must be at most " + std::to_string(kMaxSceneVertices) +
+                     " vertices");
+  settings.dt = parse_time(parsed, "--dt", settings.dt);
+  settings.duration = parse_time(parsed, "--duration", settings.duration);
+  if (settings.duration / settings.dt > kMaxSteps)
+    throw UsageError("--duration / --dt must be at most " + std::to_string(static_cast<long long>(kMaxSteps)) + " steps");
+  settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
+  settings.rod_contact = !parsed.has("--no-rod-contact");
+  if (parsed.has("--speedup") && settings.threads < 2) throw UsageError("--speedup needs --threads 2 or more");
+  if (parsed.has("--print-scene")) {
+    context.out << brush_benchmark_scene(settings) << "\n";
+    return kExitSuccess;
+  }
+  const bool json = parsed.has("--json");
+  if (!json)
+    context.err << "bench: brush of " << settings.rows * settings.columns << " bristles x " << settings.segments
+                << " segments, " << std::lround(settings.duration / settings.dt) << " steps...\n";
+  const BrushBenchmarkResult result = run_brush_benchmark(settings);
+  nlohmann::json report = result.to_json();
+  bool ok = result.ok;
+  if (!json) print_brush_table(settings, result, context.out);
+  if (parsed.has("--speedup")) {
+    if (!json) context.err << "bench: the same on one thread...\n";
+    BrushBenchmarkSettings one = settings;
+    one.threads = 1;
+    const BrushBenchmarkResult serial = run_brush_benchmark(one);
+    const bool identical = serial.ok == result.ok && serial.steps_taken == result.steps_taken &&
+                           serial.positions_crc == result.positions_crc;
+    const double speedup = result.seconds > 0.0 ? serial.seconds / result.seconds : 0.0;
+    ok = ok && serial.ok;
+    if (json) {
+      report["one_thread"] = serial.to_json();
+      report["speedup"] = speedup;
+      report["identical"] = identical;
+    } else {
+      context.out << "one thread         " << fixed(serial.us_per_vertex_step, 3) << " us per vertex-step; speedup "
+                  << fixed(speedup, 2) << " on " << settings.threads << " threads; last positions "
+                  << (identical ? "identical" : "DIFFERENT") << "\n";
+    }
+  }
+  if (json) context.out << report.dump(2) << "\n";
+  return ok ? kExitSuccess : kExitFailure;
+}
+
 int bench(const std::vector<std::string>& args, CommandContext& context) {
   const ParsedArgs parsed = parse_args(args, {{"--strands", "", true},
                                               {"--vertices", "", true},
@@ -181,8 +282,18 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--twist", "", false},
                                               {"--json", "", false},
                                               {"--sweep", "", false},
-                                              {"--docs", "", true}});
+                                              {"--docs", "", true},
+                                              {"--brush", "", false},
+                                              {"--rows", "", true},
+                                              {"--columns", "", true},
+                                              {"--segments", "", true},
+                                              {"--speedup", "", false},
+                                              {"--no-rod-contact", "", false},
+                                              {"--print-scene", "", false}});
   expect_positionals(parsed, {});
+  if (parsed.has("--brush")) return brush_bench(parsed, context);
+  for (const char* option : {"--rows", "--columns", "--segments", "--speedup", "--no-rod-contact", "--print-scene"})
+    if (parsed.has(option)) throw UsageError(std::string(option) + " goes with --brush");
   if (parsed.has("--sweep")) return sweep(parsed, context);
   if (parsed.has("--docs")) throw UsageError("--docs goes with --sweep");
   StrandBenchmarkSettings settings;
@@ -256,7 +367,7 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
 }  // namespace
 
 Command make_bench_command() {
-  return {"bench", "time the solver on N hair strands and print the figures", kUsage, bench};
+  return {"bench", "time the solver on N hair strands (or a pressed brush) and print the figures", kUsage, bench};
 }
 
 }  // namespace bristle::cli

@@ -1,0 +1,63 @@
+#pragma once
+/// The brush benchmark of the rod-contact issue: a brush of rows x columns nylon bristles
+/// pressed onto paper and dragged across it, as scenes/brush_stroke.json but of any size
+/// (default 1000 bristles x 20 segments, dt = 1/60 s), with bristle-bristle contact on.
+///
+/// The scene is built as scene text and loaded as a user's scene is, with no solver keys:
+/// the solver is a scene's default, so the figures are what a user gets. Figures are printed,
+/// never asserted: speed is measured here, not in unit tests.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace bristle {
+
+struct BrushBenchmarkSettings {
+  int rows = 25;        ///< bristles along the brush's depth (z)
+  int columns = 40;     ///< bristles along the stroke (x)
+  int segments = 20;    ///< edges per bristle
+  double dt = 1.0 / 60.0;  ///< [s]
+  /// Simulated time [s]: the brush touches the paper at about 0.1 s, is pressed 8 mm down by
+  /// 0.4 s, dragged 4 cm by 0.9 s and lifted by 1.15 s (brush_stroke.json's handle keys).
+  double duration = 1.2;
+  int threads = 1;
+  bool rod_contact = true;  ///< bristle-bristle contact (the scene key rod_contact.enabled)
+};
+
+/// The benchmark's scene as scene text (docs/scene-format.md): a user can save it and run it.
+std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings);
+
+struct BrushBenchmarkResult {
+  int bristles = 0;
+  int vertices = 0;
+  int steps = 0;        ///< steps asked for
+  int steps_taken = 0;  ///< steps that completed (all of them unless one failed)
+  int threads = 1;
+  double seconds = 0.0;  ///< wall time in the steps taken
+  double us_per_vertex_step = 0.0;
+  double us_per_vertex_step_assembly = 0.0;
+  double us_per_vertex_step_solve = 0.0;
+  long long cg_iterations = 0;  ///< over the run
+  int cg_iterations_max = 0;    ///< of one step
+  long long newton_iterations = 0;
+  int unconverged_steps = 0;
+  int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
+  /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
+  /// +inf when no two segments came near each other (or rod contact is off).
+  double min_gap_fraction = 0.0;
+  int collider_contacts_max = 0;     ///< most vertices in contact with the paper after one step
+  double max_edge_strain = 0.0;      ///< largest |l / l_rest - 1| of any edge after any step
+  double max_depth_fraction = 0.0;   ///< deepest vertex surface into the paper, / the radius
+  std::uint32_t positions_crc = 0;   ///< CRC-32 of the last state's positions (determinism)
+  long peak_rss_bytes = 0;
+  bool ok = true;
+  std::string failure;
+
+  nlohmann::json to_json() const;
+};
+
+BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings);
+
+}  // namespace bristle

@@ -1,0 +1,163 @@
+#include "bristle/bench/brush_benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bristle/bench/strand_benchmark.hpp"
+#include "bristle/integrator/implicit_euler.hpp"
+#include "bristle/io/crc32.hpp"
+#include "bristle/model/handle.hpp"
+#include "bristle/scene/load_scene.hpp"
+
+namespace bristle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The largest |l / l_rest - 1| over every edge: a pressed bristle's edges strain by under
+/// 1e-3 under the brush's forces (nylon), so anything far above says a step was not solved.
+double largest_edge_strain(const Model& model, const VecX& positions) {
+  double largest = 0.0;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    const Rod& rod = model.rods[r];
+    for (int j = 0; j < rod.edge_count(); ++j) {
+      const double length =
+          (vertex_position(model, positions, r, j + 1) - vertex_position(model, positions, r, j)).norm();
+      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
+    }
+  }
+  return largest;
+}
+
+}  // namespace
+
+std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
+  // brush_stroke.json's brush, paper and stroke, with rows x columns bristles of `segments`
+  // edges; no solver keys (the defaults).
+  nlohmann::json scene = {
+      {"format", "bristle-scene/1"},
+      {"name", "brush_benchmark"},
+      {"dimension", 3},
+      {"time", {{"dt", settings.dt}, {"frame_dt", settings.dt}, {"duration", settings.duration}}},
+      {"gravity", {0, -9.81, 0}},
+      {"damping", {{"mass", 2.0}, {"stiffness", 0.0}}},
+      {"materials", {{"nylon", {{"density", 1140}, {"radius", 0.0001}, {"youngs_modulus", 3.0e9}}}}},
+      {"rods",
+       {{{"name", "tuft"},
+         {"material", "nylon"},
+         {"generator",
+          {{"type", "brush"},
+           {"layout", {{"type", "grid"}, {"rows", settings.rows}, {"columns", settings.columns}, {"spacing", 0.0005}}},
+           {"root", {0, 0.028, 0}},
+           {"direction", {0, -1, 0}},
+           {"length", 0.025},
+           {"segments", settings.segments},
+           {"jitter", {{"length", 0.05}, {"direction", 0.12}, {"seed", 3}}}}},
+         {"fixed", {0, 1}}}}},
+      {"colliders", {{{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}, {"friction", 0.4}}}},
+      {"rod_contact", {{"enabled", settings.rod_contact}}},
+      {"handles",
+       {{{"name", "ferrule"},
+         {"rods", {"tuft"}},
+         {"pivot", {0, 0.028, 0}},
+         {"interpolation", "smooth"},
+         {"keys",
+          {{{"time", 0.0}},
+           {{"time", 0.4}, {"translation", {0, -0.008, 0}}},
+           {{"time", 0.9},
+            {"translation", {0.04, -0.008, 0}},
+            {"rotation", {{"axis", {0, 0, 1}}, {"angle", -0.15}}}},
+           {{"time", 1.15},
+            {"translation", {0.045, 0.006, 0}},
+            {"rotation", {{"axis", {0, 0, 1}}, {"angle", 0.0}}}}}}}}}};
+  return scene.dump(1);
+}
+
+BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings) {
+  const Scene scene = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
+  Model model = scene.model;
+  const HandleDriver handles(model, scene.handles);
+  State state = initial_state(model);
+  handles.place(model, state);
+  SolverSettings solver = scene.solver;
+  solver.step_energies = false;
+  solver.threads = settings.threads;
+  ImplicitEuler integrator(model, solver);
+
+  BrushBenchmarkResult result;
+  result.bristles = static_cast<int>(model.rods.size());
+  for (const Rod& rod : model.rods) result.vertices += rod.vertex_count();
+  result.threads = settings.threads;
+  result.steps = static_cast<int>(std::lround(settings.duration / settings.dt));
+  result.min_gap_fraction = std::numeric_limits<double>::infinity();
+  double assembly = 0.0, solve = 0.0;
+  for (int s = 0; s < result.steps; ++s) {
+    const Clock::time_point start = Clock::now();
+    handles.prepare_step(model, state, settings.dt);
+    const StepReport report = integrator.step(state, settings.dt);
+    result.seconds += seconds_since(start);
+    assembly += report.assembly_seconds;
+    solve += report.solve_seconds;
+    result.cg_iterations += report.cg_iterations;
+    result.cg_iterations_max = std::max(result.cg_iterations_max, report.cg_iterations);
+    result.newton_iterations += report.newton_iterations;
+    if (!report.ok) {
+      result.ok = false;
+      result.failure = "step " + std::to_string(s + 1) + " (t = " + std::to_string(state.time) + " s): " + report.failure;
+      break;
+    }
+    ++result.steps_taken;
+    // As the runner keeps time: counted in steps, no drift.
+    state.time = static_cast<double>(result.steps_taken) * settings.dt;
+    if (!report.converged) ++result.unconverged_steps;
+    result.rod_contact_pairs_max = std::max(result.rod_contact_pairs_max, report.rod_contact.pairs);
+    result.min_gap_fraction = std::min(result.min_gap_fraction, report.rod_contact.min_gap_fraction);
+    result.collider_contacts_max = std::max(result.collider_contacts_max, report.contact.contact_count());
+    result.max_depth_fraction = std::max(result.max_depth_fraction, report.contact.max_penetration_fraction);
+    result.max_edge_strain = std::max(result.max_edge_strain, largest_edge_strain(model, state.positions));
+  }
+  const double vertex_steps = static_cast<double>(result.vertices) * std::max(1, result.steps_taken);
+  result.us_per_vertex_step = 1e6 * result.seconds / vertex_steps;
+  result.us_per_vertex_step_assembly = 1e6 * assembly / vertex_steps;
+  result.us_per_vertex_step_solve = 1e6 * solve / vertex_steps;
+  result.positions_crc = crc32(state.positions.data(), sizeof(double) * static_cast<std::size_t>(state.positions.size()));
+  result.peak_rss_bytes = peak_rss_bytes();
+  return result;
+}
+
+nlohmann::json BrushBenchmarkResult::to_json() const {
+  nlohmann::json j;
+  j["bristles"] = bristles;
+  j["vertices"] = vertices;
+  j["steps"] = steps;
+  j["steps_taken"] = steps_taken;
+  j["threads"] = threads;
+  j["seconds"] = seconds;
+  j["us_per_vertex_step"] = us_per_vertex_step;
+  j["us_per_vertex_step_assembly"] = us_per_vertex_step_assembly;
+  j["us_per_vertex_step_solve"] = us_per_vertex_step_solve;
+  j["cg_iterations"] = cg_iterations;
+  j["cg_iterations_max"] = cg_iterations_max;
+  j["newton_iterations"] = newton_iterations;
+  j["unconverged_steps"] = unconverged_steps;
+  j["rod_contact_pairs_max"] = rod_contact_pairs_max;
+  // JSON has no infinity: no pair came near, null.
+  j["min_gap_fraction"] = std::isfinite(min_gap_fraction) ? nlohmann::json(min_gap_fraction) : nlohmann::json();
+  j["collider_contacts_max"] = collider_contacts_max;
+  j["max_edge_strain"] = max_edge_strain;
+  j["max_depth_fraction"] = max_depth_fraction;
+  j["positions_crc32"] = positions_crc;
+  j["peak_rss_bytes"] = peak_rss_bytes;
+  j["ok"] = ok;
+  if (!ok) j["failure"] = failure;
+  return j;
+}
+
+}  // namespace bristle

@@ -1,0 +1,59 @@
+// The brush benchmark (include/bristle/bench/brush_benchmark.hpp): its scene is the brush the
+// rod-contact issue asks for, loaded as a user's scene is; a tiny run reports its steps and
+// contacts and gives the same positions on one and two threads. Speed is never asserted here.
+
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "bristle/bench/brush_benchmark.hpp"
+#include "bristle/contact/rod_overlaps.hpp"
+#include "bristle/scene/load_scene.hpp"
+
+using namespace bristle;
+
+TEST_CASE("brush benchmark: its scene plants rows x columns clear bristles with rod contact and default solver") {
+  BrushBenchmarkSettings settings;  // the issue's 1000 bristles x 20 segments
+  const Scene scene = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
+  REQUIRE(scene.model.rods.size() == 1000);
+  for (const Rod& rod : scene.model.rods) CHECK(rod.edge_count() == 20);
+  CHECK(scene.model.rod_contact.enabled);
+  CHECK(scene.time.dt == doctest::Approx(1.0 / 60.0));
+  // No solver keys: a scene's defaults (the figures are what a user gets).
+  CHECK(scene.solver.converged());
+  CHECK(scene.solver.cg_max_iterations == SolverSettings{}.cg_max_iterations);
+  CHECK(find_initial_overlaps(scene.model).overlaps.empty());
+
+  settings.rod_contact = false;
+  settings.rows = 3;
+  settings.columns = 2;
+  const Scene off = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
+  CHECK(off.model.rods.size() == 6);
+  CHECK_FALSE(off.model.rod_contact.enabled);
+}
+
+TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its contacts, and is the same on two threads") {
+  BrushBenchmarkSettings settings;
+  settings.rows = 2;
+  settings.columns = 2;
+  settings.segments = 6;
+  settings.duration = 0.15;  // the tips reach the paper at about 0.1 s
+  const BrushBenchmarkResult one = run_brush_benchmark(settings);
+  REQUIRE(one.ok);
+  CHECK(one.bristles == 4);
+  CHECK(one.vertices == 4 * 7);
+  CHECK(one.steps == 9);
+  CHECK(one.steps_taken == 9);
+  CHECK(one.collider_contacts_max > 0);
+  CHECK(one.cg_iterations >= 0);
+  CHECK(one.newton_iterations >= one.steps_taken);
+  CHECK(one.us_per_vertex_step > 0.0);
+  CHECK(std::isfinite(one.max_edge_strain));
+  CHECK(one.to_json()["steps_taken"] == 9);
+
+  settings.threads = 2;
+  const BrushBenchmarkResult two = run_brush_benchmark(settings);
+  REQUIRE(two.ok);
+  CHECK(two.positions_crc == one.positions_crc);
+  CHECK(two.cg_iterations == one.cg_iterations);
+}
