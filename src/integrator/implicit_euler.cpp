@@ -13,6 +13,12 @@ using Clock = std::chrono::steady_clock;
 constexpr int kParallelDofs = 20000;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
+// A Newton step in collider contact is halved (at most kContactStrainHalvings times) until no
+// edge is strained by more than this, the iterate's largest strain, or twice the start's
+// (limit_contact_step_by_strain). Rods under the forces of the bundled scenes strain by under
+// 1e-3; steps that go far past it are outside their linearisation.
+constexpr double kContactStrainTrust = 0.01;
+constexpr int kContactStrainHalvings = 10;
 // Rod-rod contact: how many times in a row a step whose straight motion is not clear is split
 // before it is cut short instead (clear_path).
 constexpr int kPathSplits = 2;
@@ -1399,6 +1405,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
       projected_line_search(ctx);
     } else {
       if (!newton_iteration(ctx)) return false;
+      if (contact && !barrier && !contact_.contacts().empty()) limit_contact_step_by_strain(ctx);
       update_end_positions();
       if (contact && !barrier) remember_contact_iterate();
     }
@@ -1426,6 +1433,51 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     }
   }
   return energy_ok;
+}
+
+double ImplicitEuler::largest_edge_strain(const VecX& x) const {
+  double largest = 0.0;
+  for (int r = 0; r < static_cast<int>(model_.rods.size()); ++r) {
+    const Rod& rod = model_.rods[r];
+    for (int j = 0; j < rod.edge_count(); ++j) {
+      const double length = (vertex_position(model_, x, r, j + 1) - vertex_position(model_, x, r, j)).norm();
+      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
+    }
+  }
+  return largest;
+}
+
+void ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
+  // Newton's step in collider contact is taken whole (the constraints hold on the full step
+  // only; line_search), and where the active set or the tips' stick-slip states switch from
+  // one iteration to the next that step can be far outside its linearisation: a pressed brush
+  // of 20-segment bristles being dragged had iterates with edges stretched to 15 times their
+  // length, alternating with nearly unstretched ones (docs/contact.md, "A pressed brush under
+  // the default solver"). So the step is halved until no edge's strain |l / L - 1| exceeds
+  // the trust bound: kContactStrainTrust, or the iterate's largest strain, or twice the
+  // step's start's, whichever is largest (a step need not unstretch; a rod stretched at the
+  // start may stretch further; the first solve, not limited, may stretch it). The iterate
+  // stays where the next solve can restore the constraints: on a plane a part of the step
+  // keeps every vertex out (the constraint is linear in x, and both ends satisfy it); on a
+  // curved collider the chord may dip in by a fraction of the step, which the next
+  // iteration's constraints, or keep_best_contact_iterate's depth test, take back.
+  const VecX& x_hat = *ctx.x_hat;
+  const double h = ctx.h;
+  const int n = static_cast<int>(x_hat.size());
+  const double allowed =
+      std::max({kContactStrainTrust, largest_edge_strain(ctx.x1), 2.0 * largest_edge_strain(*ctx.x0)});
+  double s = 1.0;
+  ctx.trial_x.resize(n);
+  for (int halving = 0; halving < kContactStrainHalvings; ++halving) {
+    for_each_entry(n, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]); });
+    if (largest_edge_strain(ctx.trial_x) <= allowed) break;
+    s *= 0.5;
+    ++ctx.report.line_search_halvings;
+  }
+  if (s < 1.0) {
+    for_each_entry(n, settings_.threads, [&](int i) { ctx.v[i] -= (1.0 - s) * ctx.dv[i]; });
+    ctx.step_length = s;
+  }
 }
 
 void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {

@@ -302,6 +302,11 @@ class ImplicitEuler {
   /// With colliders, where Newton stalled: sets v to the best of the step's iterates (see
   /// the .cpp).
   void keep_best_contact_iterate(StepContext& ctx) const;
+  /// The largest |l / L - 1| over every edge at positions x.
+  double largest_edge_strain(const VecX& x) const;
+  /// With colliders, after a Newton step taken whole: halves it until no edge is strained
+  /// past a trust bound (see the .cpp).
+  void limit_contact_step_by_strain(StepContext& ctx);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
