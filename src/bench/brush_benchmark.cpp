@@ -21,21 +21,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// The largest |l / l_rest - 1| over every edge: a pressed bristle's edges strain by under
-/// 1e-3 under the brush's forces (nylon), so anything far above says a step was not solved.
-double largest_edge_strain(const Model& model, const VecX& positions) {
-  double largest = 0.0;
-  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
-    const Rod& rod = model.rods[r];
-    for (int j = 0; j < rod.edge_count(); ++j) {
-      const double length =
-          (vertex_position(model, positions, r, j + 1) - vertex_position(model, positions, r, j)).norm();
-      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
-    }
-  }
-  return largest;
-}
-
 }  // namespace
 
 std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {

@@ -1435,18 +1435,6 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
   return energy_ok;
 }
 
-double ImplicitEuler::largest_edge_strain(const VecX& x) const {
-  double largest = 0.0;
-  for (int r = 0; r < static_cast<int>(model_.rods.size()); ++r) {
-    const Rod& rod = model_.rods[r];
-    for (int j = 0; j < rod.edge_count(); ++j) {
-      const double length = (vertex_position(model_, x, r, j + 1) - vertex_position(model_, x, r, j)).norm();
-      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
-    }
-  }
-  return largest;
-}
-
 void ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   // Newton's step in collider contact is taken whole (the constraints hold on the full step
   // only; line_search), and where the active set or the tips' stick-slip states switch from
@@ -1465,12 +1453,12 @@ void ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   const double h = ctx.h;
   const int n = static_cast<int>(x_hat.size());
   const double allowed =
-      std::max({kContactStrainTrust, largest_edge_strain(ctx.x1), 2.0 * largest_edge_strain(*ctx.x0)});
+      std::max({kContactStrainTrust, largest_edge_strain(model_, ctx.x1), 2.0 * largest_edge_strain(model_, *ctx.x0)});
   double s = 1.0;
   ctx.trial_x.resize(n);
   for (int halving = 0; halving < kContactStrainHalvings; ++halving) {
     for_each_entry(n, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]); });
-    if (largest_edge_strain(ctx.trial_x) <= allowed) break;
+    if (largest_edge_strain(model_, ctx.trial_x) <= allowed) break;
     s *= 0.5;
     ++ctx.report.line_search_halvings;
   }

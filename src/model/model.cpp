@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace bristle {
 
@@ -94,6 +95,19 @@ Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int ver
   Vec3 p = Vec3::Zero();
   p.head(model.dimension) = positions.segment(model.layout.vertex_dof(rod, vertex), model.dimension);
   return p;
+}
+
+double largest_edge_strain(const Model& model, const VecX& positions) {
+  double largest = 0.0;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+    const Rod& rod = model.rods[r];
+    for (int j = 0; j < rod.edge_count(); ++j) {
+      const double length =
+          (vertex_position(model, positions, r, j + 1) - vertex_position(model, positions, r, j)).norm();
+      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
+    }
+  }
+  return largest;
 }
 
 }  // namespace bristle

@@ -302,8 +302,6 @@ class ImplicitEuler {
   /// With colliders, where Newton stalled: sets v to the best of the step's iterates (see
   /// the .cpp).
   void keep_best_contact_iterate(StepContext& ctx) const;
-  /// The largest |l / L - 1| over every edge at positions x.
-  double largest_edge_strain(const VecX& x) const;
   /// With colliders, after a Newton step taken whole: halves it until no edge is strained
   /// past a trust bound (see the .cpp).
   void limit_contact_step_by_strain(StepContext& ctx);
