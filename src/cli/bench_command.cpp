@@ -83,7 +83,7 @@ const char* const kUsage =
     "of a step, the smallest gap between bristles and the deepest vertex in the paper (fractions\n"
     "of the radius), the largest edge strain, and a CRC-32 of the last positions.\n"
     "  --rows N, --columns N  the bristle grid (default 25 x 40)\n"
-    "  --segments S       edges per bristle (default 20)\n"
+    "  --segments S       edges per bristle, at least 2 (default 20)\n"
     "  --dt S, --duration S  (default 1/60 s and 1.2 s)\n"
     "  --threads T        threads (default 1)\n"
     "  --speedup          with --threads T > 1: also run on one thread, print the speedup and\n"
@@ -214,14 +214,20 @@ int brush_bench(const ParsedArgs& parsed, CommandContext& context) {
   BrushBenchmarkSettings settings;
   settings.rows = positive(parsed, "--rows", settings.rows, 1);
   settings.columns = positive(parsed, "--columns", settings.columns, 1);
-  settings.segments = positive(parsed, "--segments", settings.segments, 1);
+  // Two fixed root vertices per bristle: one segment would leave nothing free to simulate.
+  settings.segments = positive(parsed, "--segments", settings.segments, 2);
+  if (static_cast<long long>(settings.rows) * settings.columns > kMaxBrushBristles)
+    throw UsageError("--rows x --columns must be at most " + std::to_string(kMaxBrushBristles) + " bristles");
   if (static_cast<long long>(settings.rows) * settings.columns * (settings.segments + 1) > kMaxSceneVertices)
     throw UsageError("--rows x --columns x (--segments + 1) must be at most " + std::to_string(kMaxSceneVertices) +
                      " vertices");
   settings.dt = parse_time(parsed, "--dt", settings.dt);
   settings.duration = parse_time(parsed, "--duration", settings.duration);
-  if (settings.duration / settings.dt > kMaxSteps)
-    throw UsageError("--duration / --dt must be at most " + std::to_string(static_cast<long long>(kMaxSteps)) + " steps");
+  // A frame per step (the scene's frame_dt is dt): the frame limit is the tighter one.
+  if (settings.duration / settings.dt > kMaxFrames - 1)
+    throw UsageError("--duration / --dt must be at most " + std::to_string(static_cast<long long>(kMaxFrames - 1)) +
+                     " steps");
+  if (std::lround(settings.duration / settings.dt) < 1) throw UsageError("--duration must be at least one --dt");
   settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
   settings.rod_contact = !parsed.has("--no-rod-contact");
   if (parsed.has("--speedup") && settings.threads < 2) throw UsageError("--speedup needs --threads 2 or more");

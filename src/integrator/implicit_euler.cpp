@@ -14,10 +14,11 @@ constexpr int kParallelDofs = 20000;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
 // A Newton step in collider contact is halved (at most kContactStrainHalvings times) until no
-// edge is strained by more than this, the iterate's largest strain, or twice the start's
-// (limit_contact_step_by_strain). Rods under the forces of the bundled scenes strain by under
+// edge is strained by more than this, kContactStrainSlack times the previous iterate's largest
+// strain, or twice the start's (limit_contact_step_by_strain). Rods under the forces of the bundled scenes strain by under
 // 1e-3; steps that go far past it are outside their linearisation.
 constexpr double kContactStrainTrust = 0.01;
+constexpr double kContactStrainSlack = 1.1;
 constexpr int kContactStrainHalvings = 10;
 // Rod-rod contact: how many times in a row a step whose straight motion is not clear is split
 // before it is cut short instead (clear_path).
@@ -1339,6 +1340,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
   // gain energy in any of our runs, so a gain is a sign of an unfinished solve).
   bool energy_ok = false;
   int energy_retries = 0;
+  bool strain_bound_reached = false;  // limit_contact_step_by_strain took nothing of the step
   for (int k = 0;; ++k) {
     if (converged) {
       if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
@@ -1351,8 +1353,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // kContactIterations the step ends at the best of its iterates, its first solve
     // (Baraff-Witkin's with the contact constraints held exactly, the solver of earlier
     // versions) included (keep_best_contact_iterate), and is counted in the report rather than
-    // split again and again.
-    if (!converged && contact && !contact_.contacts().empty() && k >= kContactIterations) {
+    // split again and again; so is a step whose Newton step the strain limit took nothing of.
+    if (!converged && contact && ((!contact_.contacts().empty() && k >= kContactIterations) || strain_bound_reached)) {
       ctx.report.converged = false;
       // With rod contact every iterate is feasible and the last is the furthest along: the
       // first solve was cut by CCD as much as any, so going back to it throws the step away.
@@ -1405,7 +1407,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
       projected_line_search(ctx);
     } else {
       if (!newton_iteration(ctx)) return false;
-      if (contact && !barrier && !contact_.contacts().empty()) limit_contact_step_by_strain(ctx);
+      if (contact && !barrier && !contact_.contacts().empty())
+        strain_bound_reached = !limit_contact_step_by_strain(ctx);
       update_end_positions();
       if (contact && !barrier) remember_contact_iterate();
     }
@@ -1415,7 +1418,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
     // A line search that took nothing leaves the iterate where it was: the next iteration
     // would repeat it. So would more iterations at a converged iterate that still gains
     // energy, beyond a few. Split at once instead.
-    const bool stuck = ctx.step_length == 0.0 && !converged;
+    // (A step the strain limit took nothing of ends as stalled, above, not here.)
+    const bool stuck = ctx.step_length == 0.0 && !converged && !strain_bound_reached;
     if (stuck || (was_converged && ++energy_retries > kEnergyRetries)) {
       if (!stuck && accept_energy_gain()) return true;
       std::ostringstream message;
@@ -1435,37 +1439,48 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
   return energy_ok;
 }
 
-void ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
+bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   // Newton's step in collider contact is taken whole (the constraints hold on the full step
   // only; line_search), and where the active set or the tips' stick-slip states switch from
   // one iteration to the next that step can be far outside its linearisation: a pressed brush
   // of 20-segment bristles being dragged had iterates with edges stretched to 15 times their
   // length, alternating with nearly unstretched ones (docs/contact.md, "A pressed brush under
   // the default solver"). So the step is halved until no edge's strain |l / L - 1| exceeds
-  // the trust bound: kContactStrainTrust, or the iterate's largest strain, or twice the
-  // step's start's, whichever is largest (a step need not unstretch; a rod stretched at the
-  // start may stretch further; the first solve, not limited, may stretch it). The iterate
-  // stays where the next solve can restore the constraints: on a plane a part of the step
-  // keeps every vertex out (the constraint is linear in x, and both ends satisfy it); on a
-  // curved collider the chord may dip in by a fraction of the step, which the next
+  // the trust bound: the largest of kContactStrainTrust, the previous iterate's largest strain
+  // (with kContactStrainSlack, so that a step along which that edge stretches a little further
+  // still moves), and twice the step start's (a rod stretched at the start may stretch
+  // further; the first solve, not limited, may stretch it). Where even the last halving does
+  // not pass, nothing of the step is taken and the caller ends the step as stalled
+  // (keep_best_contact_iterate): a next iteration would repeat the same direction.
+  // The iterate stays where the next solve can restore the constraints: on a plane a part of
+  // the step keeps every vertex out (the constraint is linear in x, and both ends satisfy
+  // it); on a curved collider the chord may dip in by a fraction of the step, which the next
   // iteration's constraints, or keep_best_contact_iterate's depth test, take back.
   const VecX& x_hat = *ctx.x_hat;
   const double h = ctx.h;
   const int n = static_cast<int>(x_hat.size());
-  const double allowed =
-      std::max({kContactStrainTrust, largest_edge_strain(model_, ctx.x1), 2.0 * largest_edge_strain(model_, *ctx.x0)});
+  const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain(model_, ctx.x1),
+                                   2.0 * largest_edge_strain(model_, *ctx.x0)});
   double s = 1.0;
+  bool passed = false;
   ctx.trial_x.resize(n);
-  for (int halving = 0; halving < kContactStrainHalvings; ++halving) {
+  for (int halving = 0; halving <= kContactStrainHalvings; ++halving) {  // s = 1, 1/2, ..., 2^-halvings
+    if (halving > 0) {
+      s *= 0.5;
+      ++ctx.report.line_search_halvings;
+    }
     for_each_entry(n, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]); });
-    if (largest_edge_strain(model_, ctx.trial_x) <= allowed) break;
-    s *= 0.5;
-    ++ctx.report.line_search_halvings;
+    if (largest_edge_strain(model_, ctx.trial_x) <= allowed) {
+      passed = true;
+      break;
+    }
   }
+  if (!passed) s = 0.0;
   if (s < 1.0) {
     for_each_entry(n, settings_.threads, [&](int i) { ctx.v[i] -= (1.0 - s) * ctx.dv[i]; });
     ctx.step_length = s;
   }
+  return passed;
 }
 
 void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {

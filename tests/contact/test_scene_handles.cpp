@@ -351,8 +351,9 @@ TEST_CASE("colliders under a handle: the default solver keeps a dragged brush of
   // switch from one Newton iteration to the next and the steps, taken whole in contact, swung
   // between nearly unstretched iterates and ones with edges stretched many times over: the
   // committed steps had edges strained by 7.6% (0.21 with 8 x 8 bristles, 1.9 with the
-  // benchmark's 1000). Each step is now halved until no edge strains by more than 1% or the
-  // iterate's own largest strain (ImplicitEuler::limit_contact_step_by_strain): 0.005.
+  // benchmark's 1000). Each step is now halved until no edge strains by more than 1% or 1.1
+  // times the previous iterate's largest strain (ImplicitEuler::limit_contact_step_by_strain):
+  // 0.005.
   BrushBenchmarkSettings settings;
   settings.rows = 5;
   settings.columns = 5;

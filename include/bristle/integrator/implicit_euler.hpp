@@ -132,7 +132,8 @@ struct StepReport {
   int cg_iterations = 0;    ///< preconditioned CG iterations (= matrix-vector products), all Newton iterations
   double cg_residual = 0.0; ///< relative residual of the last linear solve
   int newton_iterations = 0;  ///< linear solves (the guess's included), all substeps
-  int line_search_halvings = 0;  ///< step halvings in the line search, all Newton iterations
+  /// step halvings in the line search, and of contact steps by the strain limit, all Newton iterations
+  int line_search_halvings = 0;
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
   int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
@@ -303,8 +304,8 @@ class ImplicitEuler {
   /// the .cpp).
   void keep_best_contact_iterate(StepContext& ctx) const;
   /// With colliders, after a Newton step taken whole: halves it until no edge is strained
-  /// past a trust bound (see the .cpp).
-  void limit_contact_step_by_strain(StepContext& ctx);
+  /// past a trust bound (see the .cpp). false: no halving passed, nothing of the step taken.
+  bool limit_contact_step_by_strain(StepContext& ctx);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
