@@ -1,5 +1,6 @@
 #include "bristle/contact/constraint_filter.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 namespace bristle {
@@ -68,8 +69,33 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
     }
   }
 
+  // Only the columns of the constrained vertices and of their neighbours hold entries in a
+  // constrained row (the pattern is symmetric). Each constrained vertex's neighbours are one
+  // interval of columns (its columns' rows, sorted in compressed storage); steps 3 and 4 visit
+  // the union of those intervals in increasing order, so each right-hand side entry takes its
+  // updates in the order a sweep over every column would give it (the same bits), at a cost
+  // that grows with the contacts, not the rods.
+  std::vector<std::pair<int, int>> intervals;  // [first, last] columns
+  intervals.reserve(constraints.size());
+  for (const VelocityConstraint& c : constraints) {
+    int first = c.free, last = c.free + D - 1;
+    for (int j = 0; j < D; ++j)
+      if (outer[c.free + j + 1] > outer[c.free + j]) {
+        first = std::min(first, inner[outer[c.free + j]]);
+        last = std::max(last, inner[outer[c.free + j + 1] - 1]);
+      }
+    intervals.emplace_back(first, last);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<int> columns;
+  int next = 0;  // the first column not yet listed
+  for (const auto& [first, last] : intervals) {
+    for (int col = std::max(first, next); col <= last; ++col) columns.push_back(col);
+    next = std::max(next, last + 1);
+  }
+
   // 3. Rows: J <- Q^T J. In every column the D rows of a vertex are consecutive entries.
-  for (int col = 0; col < n; ++col)
+  for (const int col : columns)
     for (int k = outer[col]; k < outer[col + 1]; ++k) {
       const int c = owner[inner[k]];
       if (c < 0 || inner[k] != constraints[c].free) continue;
@@ -84,7 +110,7 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
 
   // 4. Eliminate the prescribed components: move their columns to the right-hand side and
   //    clear their rows and columns off the diagonal.
-  for (int col = 0; col < n; ++col) {
+  for (const int col : columns) {
     const bool col_prescribed = prescribed(col);
     for (int k = outer[col]; k < outer[col + 1]; ++k) {
       const int row = inner[k];
@@ -95,11 +121,10 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
       values[k] = 0.0;
     }
   }
-  for (int col = 0; col < n; ++col) {
-    if (!prescribed(col)) continue;
-    for (int k = outer[col]; k < outer[col + 1]; ++k)
-      if (inner[k] == col) rhs[col] = values[k] * prescribed_value(col);
-  }
+  for (const VelocityConstraint& c : constraints)
+    for (int col = c.free; col < c.free + c.count; ++col)
+      for (int k = outer[col]; k < outer[col + 1]; ++k)
+        if (inner[k] == col) rhs[col] = values[k] * prescribed_value(col);
 }
 
 void unfilter_solution(VecX& solution, const std::vector<VelocityConstraint>& constraints, int dimension) {

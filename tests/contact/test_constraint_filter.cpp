@@ -99,6 +99,17 @@ void check_filter(int D) {
   VecX filtered_rhs = b;
   filter_system(filtered, filtered_rhs, constraints, D);
   CHECK(filtered.nonZeros() == J.nonZeros());
+  // Order-free: the constraints listed backwards filter to the same bits (filter_system
+  // visits the columns its constraints touch in increasing order, whatever their order).
+  {
+    SparseMatrix backwards = J;
+    VecX backwards_rhs = b;
+    const std::vector<VelocityConstraint> reversed(constraints.rbegin(), constraints.rend());
+    filter_system(backwards, backwards_rhs, reversed, D);
+    CHECK(Eigen::Map<const VecX>(backwards.valuePtr(), backwards.nonZeros()) ==
+          Eigen::Map<const VecX>(filtered.valuePtr(), filtered.nonZeros()));
+    CHECK(backwards_rhs == filtered_rhs);
+  }
   const Eigen::MatrixXd Fd = Eigen::MatrixXd(filtered);
   CHECK((Fd - Fd.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * Fd.cwiseAbs().maxCoeff());
   VecX solution = Fd.ldlt().solve(filtered_rhs);
