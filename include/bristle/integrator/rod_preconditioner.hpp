@@ -185,7 +185,17 @@ class RodBlockPreconditioner {
       int value_source, row, column;
     };
     std::vector<Dropped> dropped;
+    // The values `band` was last factored from (runs, then dropped entries, in order) and
+    // whether that succeeded: a block whose values have the same bits is not factored again
+    // (the contact solver's active-set passes change the blocks of a few rods).
+    std::vector<double> factored_from;
+    bool factor_matches_input = false;
+    bool input_factored = false;
   };
+  /// Whether the block's entries in `values` have the bits the block was last factored from.
+  static bool same_bits_as_factored(const Block& block, const double* values);
+  /// Keeps the block's entries of `values` as the input of the factorisation that follows.
+  static void remember_input(Block& block, const double* values);
 
   struct Group {
     std::vector<int> index;  // the group's rows, increasing
