@@ -188,6 +188,8 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
       << "CG iterations      " << r.cg_iterations << " (" << fixed(r.cg_iterations / std::max(1.0, 1.0 * r.steps_taken), 1)
       << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations
       << "; unconverged steps " << r.unconverged_steps << "\n"
+      << "paper's solves     " << r.contact_solves << " linear solves of the collider contact's active set ("
+      << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration)\n"
       << "contacts           at most " << r.rod_contact_pairs_max << " bristle pairs and " << r.collider_contacts_max
       << " vertices on the paper in one step\n"
       << "smallest gap       ";

@@ -47,6 +47,9 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   CHECK(one.collider_contacts_max > 0);
   CHECK(one.cg_iterations >= 0);
   CHECK(one.newton_iterations >= one.steps_taken);
+  // Pressed on the paper: the contact solver solves at least once per Newton iteration there.
+  CHECK(one.contact_solves > 0);
+  CHECK(one.to_json()["contact_solves"] == one.contact_solves);
   CHECK(one.us_per_vertex_step > 0.0);
   CHECK(std::isfinite(one.max_edge_strain));
   CHECK(one.to_json()["steps_taken"] == 9);
@@ -56,4 +59,5 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   REQUIRE(two.ok);
   CHECK(two.positions_crc == one.positions_crc);
   CHECK(two.cg_iterations == one.cg_iterations);
+  CHECK(two.contact_solves == one.contact_solves);
 }

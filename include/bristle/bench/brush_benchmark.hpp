@@ -42,6 +42,7 @@ struct BrushBenchmarkResult {
   long long cg_iterations = 0;  ///< over the run
   int cg_iterations_max = 0;    ///< of one step
   long long newton_iterations = 0;
+  long long contact_solves = 0;  ///< the collider contact solver's linear solves (active-set passes)
   int unconverged_steps = 0;
   int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
