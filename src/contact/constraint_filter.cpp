@@ -81,6 +81,7 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
     int first = c.free, last = c.free + D - 1;
     for (int j = 0; j < D; ++j)
       if (outer[c.free + j + 1] > outer[c.free + j]) {
+        assert(std::is_sorted(inner + outer[c.free + j], inner + outer[c.free + j + 1]));  // compressed form
         first = std::min(first, inner[outer[c.free + j]]);
         last = std::max(last, inner[outer[c.free + j + 1] - 1]);
       }
