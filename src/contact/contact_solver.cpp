@@ -47,6 +47,12 @@ ContactSolver::ContactSolver(const Model& model, ContactSettings settings)
   previous_bound_.assign(vertices, 0.0);
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
     for (int i = 0; i < model.rods[r].vertex_count(); ++i) vertex_mass_.push_back(model.rods[r].vertex_mass(i));
+  const std::size_t rods = model.rods.size();
+  all_rods_.assign(rods, 1);
+  rod_active_.assign(rods, 1);
+  rod_changed_.assign(rods, 0);
+  rod_switched_.assign(rods, 0);
+  rod_stage_.assign(rods, 0);
 }
 
 Vec3 ContactSolver::position(const VecX& x, int global_vertex) const {
@@ -77,6 +83,7 @@ void ContactSolver::begin_step() {
   contacts_.clear();
   rebuild_slots();
   solves_ = 0;
+  rod_solves_ = 0;
   converged_ = true;
 }
 
@@ -103,11 +110,14 @@ void ContactSolver::linearise(ColliderContact& contact, const Vec3& x_predicted,
 // Adds a contact for every free vertex whose predicted gap is below `add_below` and that has
 // none with that collider yet; relinearises existing contacts (all of them, or only those
 // whose gap drifted beyond gap_tolerance). Returns whether anything changed.
-bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all) {
+bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all,
+                                   const std::vector<char>& rods) {
   bool changed = false;
   const DofLayout& layout = model_.layout;
   const int vertex_count = layout.vertex_count();
   for (int gv = 0; gv < vertex_count; ++gv) {
+    const int rod = layout.vertex_rod(gv);
+    if (!rods[rod]) continue;
     if (layout.free_index(layout.vertex_dof(gv)) < 0) continue;  // prescribed: contact cannot act on it
     const Vec3 x = position(xp, gv);
     const double radius = vertex_radius_[gv];
@@ -120,7 +130,10 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
       if (existing) {
         if (refresh_all || std::abs(gap) > settings_.gap_tolerance * radius) {
           linearise(*existing, x, radius, h);
-          if (!refresh_all) changed = true;
+          if (!refresh_all) {
+            rod_changed_[rod] = 1;
+            changed = true;
+          }
         }
         continue;
       }
@@ -151,6 +164,7 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
       cc.collider = c;
       linearise(cc, x, radius, h);
       contacts_[slot_[gv]].contacts.push_back(cc);
+      rod_changed_[rod] = 1;
       changed = true;
     }
   }
@@ -175,11 +189,13 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
 // only while the driving impulse exceeds 2 B and oscillates below that, which is exactly the
 // nearly-stuck sliding of a bristle tip. The first pass after a stick -> slide switch has no
 // slip to linearise about: it uses c = 0 and s_0 against the static impulse that was too large.
-void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free) {
+void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free,
+                                      const std::vector<char>& rods) {
   const int D = model_.dimension;
   constraints_.clear();
   rhs_ = rhs_free;
   for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     const Eigen::MatrixXd N = normals_of(vc);
     Eigen::VectorXd b(N.cols());
     const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
@@ -240,8 +256,9 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
 // still predicted to penetrate, a few times at most: the set only grows, each constrained
 // vertex ends at rest relative to the surface, and nothing is released, so these last solves
 // neither cycle nor add energy.
-void ContactSolver::make_safe() {
+void ContactSolver::make_safe(const std::vector<char>& rods) {
   for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     vc.contacts.erase(std::remove_if(vc.contacts.begin(), vc.contacts.end(),
                                      [&](const ColliderContact& cc) {
                                        return cc.normal_impulse < 0.0 && cc.start_offset < -vc.radius;
@@ -259,12 +276,13 @@ void ContactSolver::make_safe() {
 
 // Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
 // blocks, consecutive in every column of the block). The caller restores J's values.
-void ContactSolver::add_friction_matrices(SparseMatrix& system) const {
+void ContactSolver::add_friction_matrices(SparseMatrix& system, const std::vector<char>& rods) const {
   const int D = model_.dimension;
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   double* values = system.valuePtr();
   for (const VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     if (vc.state != FrictionState::Slide || vc.direction_stiffness == 0.0) continue;
     for (int j = 0; j < D; ++j) {
       const int col = vc.free + j;
@@ -281,12 +299,14 @@ void ContactSolver::add_friction_matrices(SparseMatrix& system) const {
 // unfiltered, without the friction matrices), split into normal impulses lambda (N lambda =
 // the normal part of c) and the tangential rest, the friction impulse (static while sticking,
 // kinetic while sliding).
-void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) {
+void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free,
+                                     const std::vector<char>& rods) {
   const int D = model_.dimension;
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   const double* values = system.valuePtr();
   for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     Vec3 c = Vec3::Zero();
     for (int j = 0; j < D; ++j) {
       const int col = vc.free + j;  // J symmetric: row = column
@@ -335,9 +355,10 @@ void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_
 
 // Stage 1: releases contacts whose constraint would pull (lambda_n < 0), the worst per
 // vertex first. Returns whether anything changed.
-bool ContactSolver::release_pulling() {
+bool ContactSolver::release_pulling(const std::vector<char>& rods) {
   bool changed = false;
   for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     int worst = -1;
     for (int k = 0; k < static_cast<int>(vc.contacts.size()); ++k)
       if (vc.contacts[k].normal_impulse < 0.0 &&
@@ -356,6 +377,7 @@ bool ContactSolver::release_pulling() {
       vc.contacts.erase(vc.contacts.begin() + worst);
       ++released_[model_.layout.global_vertex(vc.rod, vc.vertex)];
     }
+    rod_changed_[vc.rod] = 1;
     changed = true;
   }
   // Drop vertices left without contacts.
@@ -370,10 +392,11 @@ bool ContactSolver::release_pulling() {
 
 // Stage 2: friction. Switches between sticking and sliding (`switched`), and iterates each
 // sliding vertex's bound mu lambda_n and slip direction to a fixed point (`updated`).
-ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial) {
+ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial, const std::vector<char>& rods) {
   FrictionChange change;
   const double tol = settings_.friction_tolerance;
   for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod]) continue;
     const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
     double bound = 0.0;
     for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
@@ -391,6 +414,7 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
         vc.direction_stiffness = 0.0;  // no slip measured yet: the first pass lags the direction
         vc.secant_bound = -1.0;
         ++vc.state_changes;
+        rod_switched_[vc.rod] = rod_changed_[vc.rod] = 1;
         change.switched = true;
       }
       continue;
@@ -417,6 +441,7 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
       vc.state = FrictionState::Stick;
       vc.cycled = true;
       ++vc.state_changes;
+      rod_switched_[vc.rod] = rod_changed_[vc.rod] = 1;
       change.switched = true;
       continue;
     }
@@ -446,6 +471,7 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
     if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
       vc.friction_bound = bound;
       vc.slip_direction = direction;
+      rod_changed_[vc.rod] = 1;
       change.updated = true;
     }
     // Newton on the direction. Sliding consistently, c = B / |w|, the derivative of B w / |w|.
@@ -467,12 +493,15 @@ ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial
 
 
 bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v,
-                          double h, const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free) {
+                          double h, const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free,
+                          const RodSolve& rod_solve) {
   const int D = model_.dimension;
   const int n_free = static_cast<int>(rhs_free.size());
   const DofLayout& layout = model_.layout;
+  const int rod_count = layout.rod_count();
   saved_values_ = Eigen::Map<const VecX>(system.valuePtr(), system.nonZeros());
   zero_.setZero(n_free);
+  if (dv_free.size() != n_free) dv_free.setZero(n_free);
 
   // Anti-cycling counters are per solve (per Newton iteration).
   std::fill(released_.begin(), released_.end(), 0);
@@ -482,17 +511,66 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     vc.state_changes = 0;
   }
   xp_ = x0 + h * v;
-  add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true);
+  add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true, all_rods_);
+
+  // Rods that do not couple settle their active sets each on its own: a pass solves the rods
+  // whose constraints the pass before changed, and a rod whose stages change nothing keeps its
+  // solution (its rows, constraints and right-hand side are as they were). Otherwise every
+  // pass solves the whole system, and a stage that changes anything holds back the next stage
+  // everywhere (see release_pulling).
+  bool per_rod = static_cast<bool>(rod_solve);
+  std::fill(rod_active_.begin(), rod_active_.end(), 1);
+  if (per_rod) y_.setZero(n_free);
+  const int* outer = system.outerIndexPtr();
 
   // One pass: constraints from the current active set, the filtered solve, the impulses.
+  auto solve_rods = [&]() {
+    active_rods_.clear();
+    for (int r = 0; r < rod_count; ++r)
+      if (rod_active_[r]) active_rods_.push_back(r);
+    build_constraints(x0, v, h, rhs_free, rod_active_);
+    add_friction_matrices(system, rod_active_);
+    filter_system(system, rhs_, constraints_, D);
+    const bool solved = rod_solve(system, rhs_, active_rods_, y_);
+    if (!solved) {
+      Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
+      return false;
+    }
+    // The filter touched the active rods' columns only (no entry couples two rods).
+    for (const int r : active_rods_) {
+      const auto [begin, end] = layout.rod_free_range(r);
+      std::copy(saved_values_.data() + outer[begin], saved_values_.data() + outer[end], system.valuePtr() + outer[begin]);
+    }
+    unfilter_solution(y_, constraints_, D);
+    for (const int r : active_rods_) {
+      const auto [begin, end] = layout.rod_free_range(r);
+      dv_free.segment(begin, end - begin) = y_.segment(begin, end - begin);
+      const auto [first_dof, end_dof] = layout.rod_dof_range(r);
+      for (int dof = first_dof; dof < end_dof; ++dof) {
+        const int f = layout.free_index(dof);
+        v_trial_[dof] = f >= 0 ? v[dof] + dv_free[f] : v[dof];
+      }
+    }
+    compute_impulses(system, dv_free, rhs_free, rod_active_);
+    rod_solves_ += static_cast<long long>(active_rods_.size());
+    return true;
+  };
   auto solve_pass = [&]() {
     ++solves_;
-    build_constraints(x0, v, h, rhs_free);
+    if (per_rod) {
+      if (v_trial_.size() != v.size()) v_trial_ = v;
+      if (solve_rods()) return true;
+      // A block that cannot be solved on its own: whole-system passes from here on.
+      per_rod = false;
+      std::fill(rod_active_.begin(), rod_active_.end(), 1);
+    }
+    rod_solves_ += rod_count;
+    build_constraints(x0, v, h, rhs_free, all_rods_);
     bool solved;
     if (constraints_.empty()) {
       solved = linear_solve(system, rhs_, guess, dv_free);
     } else {
-      add_friction_matrices(system);
+      add_friction_matrices(system, all_rods_);
       filter_system(system, rhs_, constraints_, D);
       solved = linear_solve(system, rhs_, zero_, y_);
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
@@ -507,35 +585,53 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       const int f = layout.free_index(dof);
       if (f >= 0) v_trial_[dof] += dv_free[f];
     }
-    compute_impulses(system, dv_free, rhs_free);
+    compute_impulses(system, dv_free, rhs_free, all_rods_);
     return true;
   };
+  // Marks in rod_stage_ the rods of `eligible` a stage may act on: per rod, those the last
+  // stage did not change (`marks`); for the whole system, all or none.
+  auto next_stage = [&](const std::vector<char>& eligible, const std::vector<char>& marks) {
+    const bool any = std::find(marks.begin(), marks.end(), 1) != marks.end();
+    for (int r = 0; r < rod_count; ++r) rod_stage_[r] = eligible[r] && !(per_rod ? marks[r] : any);
+    return std::find(rod_stage_.begin(), rod_stage_.end(), 1) != rod_stage_.end();
+  };
+  auto any_changed = [&] { return std::find(rod_changed_.begin(), rod_changed_.end(), 1) != rod_changed_.end(); };
 
   bool ok = true;
   for (int pass = 0;; ++pass) {
     ok = solve_pass();
     if (!ok) break;
     // Stages: release, then friction, then new contacts (see release_pulling).
-    bool changed = release_pulling();
-    if (!changed) {
-      const FrictionChange friction = update_friction(v_trial_);
-      changed = friction.switched || friction.updated;
-      if (!friction.switched) {
+    const std::vector<char> eligible = per_rod ? rod_active_ : all_rods_;
+    std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
+    std::fill(rod_switched_.begin(), rod_switched_.end(), 0);
+    release_pulling(eligible);
+    if (next_stage(eligible, rod_changed_)) {
+      update_friction(v_trial_, rod_stage_);
+      const std::vector<char> friction_eligible = rod_stage_;
+      if (next_stage(friction_eligible, rod_switched_)) {
         xp_ = x0 + h * v_trial_;
-        changed = add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false) || changed;
+        add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, rod_stage_);
       }
     }
-    if (!changed) break;
+    if (!any_changed()) break;
+    if (per_rod) rod_active_ = rod_changed_;
     if (pass + 1 >= settings_.max_iterations) {
-      // Unsettled: finish with the safe set (make_safe), growing it while vertices penetrate.
+      // Unsettled: finish with the safe set (make_safe) on the rods still changing (all, for
+      // whole-system passes), growing it while vertices penetrate.
       converged_ = false;
-      make_safe();
+      const std::vector<char> unsettled = per_rod ? rod_active_ : all_rods_;
+      make_safe(unsettled);
       for (int extra = 0; extra < kSafeSolves; ++extra) {
         ok = solve_pass();
         if (!ok) break;
         xp_ = x0 + h * v_trial_;
-        if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false)) break;
-        for (VertexContact& vc : contacts_) vc.state = FrictionState::Stick;
+        std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
+        const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
+        if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now)) break;
+        for (VertexContact& vc : contacts_)
+          if (unsettled[vc.rod]) vc.state = FrictionState::Stick;
+        if (per_rod) rod_active_ = rod_changed_;
       }
       break;
     }
@@ -546,6 +642,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
 void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.colliders.assign(colliders_.size(), ColliderContactStats{});
   out.solves = solves_;
+  out.rod_solves = rod_solves_;
   out.converged = converged_;
   out.max_penetration = 0.0;
   out.max_penetration_fraction = 0.0;

@@ -355,6 +355,38 @@ bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, 
   return true;
 }
 
+bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs,
+                                          VecX& x) {
+  if (!group_blocks_.empty()) return false;
+  const int n = static_cast<int>(m.cols());
+  const int* outer = m.outerIndexPtr();
+  const int* inner = m.innerIndexPtr();
+  if (!m.isCompressed() || rhs.size() != n || x.size() != n) return false;
+  if (outer != analyzed_outer_ || inner != analyzed_inner_ || n != analyzed_n_ || outer[n] != analyzed_nonzeros_)
+    analyze_compressed(n, outer, inner);
+  if (!outside_blocks_.empty()) return false;  // DOFs no block solves
+  // The kept factors are now those of other values: the next factorize() compares bits.
+  solved_in_place_ = false;
+  factors_kept_ = false;
+  const double* values = m.valuePtr();
+  const int count = static_cast<int>(blocks.size());
+  bool exact = true;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && count > 1) reduction(&& : exact)
+  for (int k = 0; k < count; ++k) {
+    const int b = blocks[k];
+    Block& block = factors_[b];
+    if (block.size <= 0) continue;
+    if (!block.dropped.empty() || !factorize_block(b, values)) {
+      exact = false;
+      continue;
+    }
+    double* segment = x.data() + block.begin;
+    std::copy(rhs.data() + block.begin, rhs.data() + block.begin + block.size, segment);
+    banded_solve(block.band.data(), block.size, block.half_bandwidth, segment);
+  }
+  return exact;
+}
+
 void RodBlockPreconditioner::declare_blocks_solved(const double* values, bool factors_kept) {
   ++applications_;
   if (factors_kept) {

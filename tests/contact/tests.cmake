@@ -12,4 +12,5 @@ list(APPEND BRISTLE_TEST_SOURCES
   contact/test_pivot_friction.cpp
   contact/test_rod_contact.cpp
   contact/test_rod_friction.cpp
-  contact/test_contact_check.cpp)
+  contact/test_contact_check.cpp
+  contact/test_contact_solver_rods.cpp)

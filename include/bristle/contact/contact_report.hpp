@@ -19,6 +19,9 @@ struct ColliderContactStats {
 struct ContactReport {
   std::vector<ColliderContactStats> colliders;  ///< one per Model::colliders entry, same order
   int solves = 0;               ///< linear solves used to settle the active set (all Newton iterations)
+  /// Rods those solves solved, summed over them: solves times rods for whole-system solves;
+  /// fewer where rods do not couple and only the rods whose contacts changed are solved again.
+  long long rod_solves = 0;
   bool converged = true;        ///< false when the active set hit ContactSettings::max_iterations
   double max_penetration = 0.0; ///< deepest penetration of a free vertex's surface at the step end [m], >= 0
   double max_penetration_fraction = 0.0;  ///< the largest penetration / radius over free vertices, >= 0

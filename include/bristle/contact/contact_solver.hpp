@@ -120,6 +120,12 @@ class ContactSolver {
   /// Solves `matrix` solution = rhs starting from `guess`; false when the solve failed.
   using LinearSolve =
       std::function<bool(const SparseMatrix& matrix, const VecX& rhs, const VecX& guess, VecX& solution)>;
+  /// Solves the listed rods' diagonal blocks of `matrix` exactly, each on its own, writing
+  /// their entries of `solution` (the others are left as they are); false where it cannot.
+  /// Offered only when no term couples two rods in the system: then a rod's solution depends on
+  /// its own rows alone.
+  using RodSolve = std::function<bool(const SparseMatrix& matrix, const VecX& rhs, const std::vector<int>& rods,
+                                      VecX& solution)>;
 
   ContactSolver(const Model& model, ContactSettings settings = {});
 
@@ -138,8 +144,12 @@ class ContactSolver {
   /// positions, v the current velocity iterate (all DOFs, fixed ones prescribed), h the step,
   /// `guess` the start for the solve when no constraint is active. Writes the velocity change
   /// of the free DOFs. Returns false when a linear solve failed.
+  /// With `rod_solve` (rods that do not couple), the active set is settled rod by rod: each
+  /// pass solves only the rods whose constraints changed in the pass before (their own stages
+  /// decide), with their blocks' direct solves; a rod whose solve fails turns the rest of the
+  /// solve into the whole-system passes with `linear_solve`.
   bool solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v, double h,
-             const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free);
+             const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free, const RodSolve& rod_solve = {});
 
   /// Per-collider stats of the last solve, penetration measured at the end positions x1.
   void report(const VecX& x1, double h, ContactReport& out) const;
@@ -151,17 +161,21 @@ class ContactSolver {
   double max_penetration_fraction(const VecX& x) const;
 
  private:
-  bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all);
-  void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
-  void add_friction_matrices(SparseMatrix& system) const;
-  void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free);
+  // The stages and the pieces of a pass act on the vertices of the rods `rods` marks
+  // (per rod; all of them for whole-system passes), and mark the rods they change in
+  // rod_changed_ (and rod_switched_: a stick/slide switch).
+  bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all, const std::vector<char>& rods);
+  void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free, const std::vector<char>& rods);
+  void add_friction_matrices(SparseMatrix& system, const std::vector<char>& rods) const;
+  void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free,
+                        const std::vector<char>& rods);
   struct FrictionChange {
     bool switched = false;  ///< a vertex went from sticking to sliding or back
     bool updated = false;   ///< a sliding vertex's bound or direction moved
   };
-  bool release_pulling();
-  FrictionChange update_friction(const VecX& v_trial);
-  void make_safe();
+  bool release_pulling(const std::vector<char>& rods);
+  FrictionChange update_friction(const VecX& v_trial, const std::vector<char>& rods);
+  void make_safe(const std::vector<char>& rods);
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
   Vec3 position(const VecX& x, int global_vertex) const;
   /// Calls f(global vertex, depth) for every free vertex and collider of this step, depth the
@@ -191,7 +205,12 @@ class ContactSolver {
   std::vector<Vec3> previous_slip_;
   std::vector<double> previous_bound_;
   int solves_ = 0;
+  long rod_solves_ = 0;
   bool converged_ = true;
+  // Per rod: every rod (whole-system passes), the rods the next pass solves, those a stage
+  // changed or switched in this pass, and a stage's eligible rods.
+  std::vector<char> all_rods_, rod_active_, rod_changed_, rod_switched_, rod_stage_;
+  std::vector<int> active_rods_;
 
   // Scratch.
   std::vector<VelocityConstraint> constraints_;

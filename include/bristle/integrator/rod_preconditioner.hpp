@@ -131,6 +131,16 @@ class RodBlockPreconditioner {
   template <typename MatrixType>
   RodBlockPreconditioner& compute(const MatrixType& m) { return factorize(m); }
 
+  /// Solves the listed blocks of `m` each on its own: x's entries of block b become
+  /// A_b^-1 times rhs's (the same bits as solve() there), A_b factored again only where its
+  /// values changed (factorize_block). The exact solution of a system whose blocks do not
+  /// couple (the caller's to know: no entry between blocks) for just the blocks whose rows
+  /// changed, as the contact solver's passes need. False, x's listed entries then undefined,
+  /// where that is not exact: groups are set, a listed block has entries left out of its band,
+  /// or is not positive definite. Not a preconditioner application (not a CG iteration);
+  /// compute() must come before the next solve().
+  bool solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs, VecX& x);
+
   template <typename Rhs>
   VecX solve(const Eigen::MatrixBase<Rhs>& b) const {
     VecX x = b;
