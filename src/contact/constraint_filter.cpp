@@ -21,7 +21,7 @@ Vec3 times_frame(const Mat3& frame, const Vec3& v, int D) {
 }  // namespace
 
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension) {
+                   int dimension, std::vector<int>* scratch) {
   if (constraints.empty()) return;
   const int D = dimension;
   const int n = static_cast<int>(matrix.cols());
@@ -30,8 +30,21 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
   const int* inner = matrix.innerIndexPtr();
   double* values = matrix.valuePtr();
 
-  // Which constraint owns each free index, and which component of y it is.
-  std::vector<int> owner(n, -1);
+  // Which constraint owns each free index, and which component of y it is (-1: none). The
+  // caller's scratch holds -1 everywhere between calls; it is reset on the way out.
+  std::vector<int> local_owner;
+  if (scratch == nullptr) scratch = &local_owner;
+  if (static_cast<int>(scratch->size()) != n) scratch->assign(n, -1);
+  std::vector<int>& owner = *scratch;
+  struct ResetOwner {
+    std::vector<int>& owner;
+    const std::vector<VelocityConstraint>& constraints;
+    int D;
+    ~ResetOwner() {
+      for (const VelocityConstraint& c : constraints)
+        for (int j = 0; j < D; ++j) owner[c.free + j] = -1;
+    }
+  } reset_owner{owner, constraints, D};
   for (int c = 0; c < static_cast<int>(constraints.size()); ++c)
     for (int j = 0; j < D; ++j) {
       assert(owner[constraints[c].free + j] < 0 && "two constraints on one vertex");

@@ -193,7 +193,13 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
                                       const std::vector<char>& rods) {
   const int D = model_.dimension;
   constraints_.clear();
-  rhs_ = rhs_free;
+  // The right-hand side of the marked rods (a pass solves no other).
+  if (rhs_.size() != rhs_free.size()) rhs_.setZero(rhs_free.size());
+  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
+    if (rods[r]) {
+      const auto [begin, end] = model_.layout.rod_free_range(r);
+      rhs_.segment(begin, end - begin) = rhs_free.segment(begin, end - begin);
+    }
   for (VertexContact& vc : contacts_) {
     if (!rods[vc.rod]) continue;
     const Eigen::MatrixXd N = normals_of(vc);
@@ -530,7 +536,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       if (rod_active_[r]) active_rods_.push_back(r);
     build_constraints(x0, v, h, rhs_free, rod_active_);
     add_friction_matrices(system, rod_active_);
-    filter_system(system, rhs_, constraints_, D);
+    filter_system(system, rhs_, constraints_, D, &filter_scratch_);
     const bool solved = rod_solve(system, rhs_, active_rods_, y_);
     if (!solved) {
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
@@ -571,7 +577,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       solved = linear_solve(system, rhs_, guess, dv_free);
     } else {
       add_friction_matrices(system, all_rods_);
-      filter_system(system, rhs_, constraints_, D);
+      filter_system(system, rhs_, constraints_, D, &filter_scratch_);
       solved = linear_solve(system, rhs_, zero_, y_);
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
       if (solved) {
@@ -610,7 +616,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       update_friction(v_trial_, rod_stage_);
       const std::vector<char> friction_eligible = rod_stage_;
       if (next_stage(friction_eligible, rod_switched_)) {
-        xp_ = x0 + h * v_trial_;
+        predict_positions(x0, h, rod_stage_);
         add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, rod_stage_);
       }
     }
@@ -625,9 +631,9 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       for (int extra = 0; extra < kSafeSolves; ++extra) {
         ok = solve_pass();
         if (!ok) break;
-        xp_ = x0 + h * v_trial_;
         std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
         const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
+        predict_positions(x0, h, eligible_now);
         if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now)) break;
         for (VertexContact& vc : contacts_)
           if (unsettled[vc.rod]) vc.state = FrictionState::Stick;
@@ -637,6 +643,15 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     }
   }
   return ok;
+}
+
+void ContactSolver::predict_positions(const VecX& x0, double h, const std::vector<char>& rods) {
+  if (xp_.size() != x0.size()) xp_.setZero(x0.size());
+  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
+    if (rods[r]) {
+      const auto [begin, end] = model_.layout.rod_dof_range(r);
+      xp_.segment(begin, end - begin) = x0.segment(begin, end - begin) + h * v_trial_.segment(begin, end - begin);
+    }
 }
 
 void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {

@@ -42,8 +42,10 @@ struct VelocityConstraint {
 
 /// Rewrites (matrix, rhs) in place into the constrained system for y (see above). `matrix`
 /// is symmetric with full storage and compressed; `constraints` name distinct vertices.
+/// `scratch`, if given, is kept by the caller between calls (the filter leaves it as it found
+/// it), so that a call costs what its constraints touch rather than the matrix's size.
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension);
+                   int dimension, std::vector<int>* scratch = nullptr);
 
 /// Maps the solution y of the filtered system back to dv = Q y, with the prescribed
 /// components set exactly to their values.

@@ -176,6 +176,8 @@ class ContactSolver {
   bool release_pulling(const std::vector<char>& rods);
   FrictionChange update_friction(const VecX& v_trial, const std::vector<char>& rods);
   void make_safe(const std::vector<char>& rods);
+  /// xp_ = x0 + h v_trial_ on the marked rods' DOFs: where the stages look for new contacts.
+  void predict_positions(const VecX& x0, double h, const std::vector<char>& rods);
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
   Vec3 position(const VecX& x, int global_vertex) const;
   /// Calls f(global vertex, depth) for every free vertex and collider of this step, depth the
@@ -214,6 +216,7 @@ class ContactSolver {
 
   // Scratch.
   std::vector<VelocityConstraint> constraints_;
+  std::vector<int> filter_scratch_;  // filter_system's, kept between passes
   VecX saved_values_, rhs_, y_, zero_, v_trial_, xp_;
 };
 
