@@ -94,6 +94,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     result.cg_iterations_max = std::max(result.cg_iterations_max, report.cg_iterations);
     result.newton_iterations += report.newton_iterations;
     result.contact_solves += report.contact.solves;
+    result.contact_rod_solves += report.contact.rod_solves;
     if (!report.ok) {
       result.ok = false;
       result.failure = "step " + std::to_string(s + 1) + " (t = " + std::to_string(state.time) + " s): " + report.failure;
@@ -133,6 +134,7 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["cg_iterations_max"] = cg_iterations_max;
   j["newton_iterations"] = newton_iterations;
   j["contact_solves"] = contact_solves;
+  j["contact_rod_solves"] = contact_rod_solves;
   j["unconverged_steps"] = unconverged_steps;
   j["rod_contact_pairs_max"] = rod_contact_pairs_max;
   // JSON has no infinity: no pair came near, null.

@@ -189,7 +189,8 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
       << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations
       << "; unconverged steps " << r.unconverged_steps << "\n"
       << "paper's solves     " << r.contact_solves << " linear solves of the collider contact's active set ("
-      << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration)\n"
+      << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration), "
+      << fixed(r.contact_rod_solves / std::max(1.0, 1.0 * r.contact_solves), 1) << " bristles solved per solve\n"
       << "contacts           at most " << r.rod_contact_pairs_max << " bristle pairs and " << r.collider_contacts_max
       << " vertices on the paper in one step\n"
       << "smallest gap       ";

@@ -50,6 +50,8 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   // Pressed on the paper: the contact solver solves at least once per Newton iteration there.
   CHECK(one.contact_solves > 0);
   CHECK(one.to_json()["contact_solves"] == one.contact_solves);
+  CHECK(one.contact_rod_solves >= one.newton_iterations * one.bristles);  // the first solve: all
+  CHECK(one.to_json()["contact_rod_solves"] == one.contact_rod_solves);
   CHECK(one.us_per_vertex_step > 0.0);
   CHECK(std::isfinite(one.max_edge_strain));
   CHECK(one.to_json()["steps_taken"] == 9);
@@ -60,4 +62,19 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   CHECK(two.positions_crc == one.positions_crc);
   CHECK(two.cg_iterations == one.cg_iterations);
   CHECK(two.contact_solves == one.contact_solves);
+
+  // Without rod contact the bristles do not couple: a solve after the first of a Newton
+  // iteration solves only the bristles whose contacts changed, whatever the threads.
+  settings.rod_contact = false;
+  settings.threads = 1;
+  const BrushBenchmarkResult apart = run_brush_benchmark(settings);
+  REQUIRE(apart.ok);
+  CHECK(apart.contact_solves > apart.newton_iterations);
+  CHECK(apart.contact_rod_solves >= apart.newton_iterations * apart.bristles);
+  CHECK(apart.contact_rod_solves < apart.contact_solves * apart.bristles);
+  settings.threads = 2;
+  const BrushBenchmarkResult apart_two = run_brush_benchmark(settings);
+  REQUIRE(apart_two.ok);
+  CHECK(apart_two.positions_crc == apart.positions_crc);
+  CHECK(apart_two.contact_rod_solves == apart.contact_rod_solves);
 }

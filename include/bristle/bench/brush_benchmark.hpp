@@ -43,6 +43,9 @@ struct BrushBenchmarkResult {
   int cg_iterations_max = 0;    ///< of one step
   long long newton_iterations = 0;
   long long contact_solves = 0;  ///< the collider contact solver's linear solves (active-set passes)
+  /// The bristles those solves solved, summed: solves x bristles for whole-system passes, fewer
+  /// where the bristles do not couple and only those whose contacts changed are solved again.
+  long long contact_rod_solves = 0;
   int unconverged_steps = 0;
   int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
