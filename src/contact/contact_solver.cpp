@@ -6,6 +6,9 @@
 #include <limits>
 
 #include <Eigen/QR>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bristle/contact/signed_distance.hpp"
 
@@ -112,12 +115,65 @@ void ContactSolver::linearise(ColliderContact& contact, const Vec3& x_predicted,
 // whose gap drifted beyond gap_tolerance). Returns whether anything changed.
 bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all,
                                    const std::vector<char>& rods) {
-  bool changed = false;
+  // Each rod's vertices are scanned on one thread (a contact's relinearisation is its own);
+  // the new contacts are then appended in the order of the vertices, as one loop would.
   const DofLayout& layout = model_.layout;
-  const int vertex_count = layout.vertex_count();
-  for (int gv = 0; gv < vertex_count; ++gv) {
-    const int rod = layout.vertex_rod(gv);
-    if (!rods[rod]) continue;
+  const int rod_count = layout.rod_count();
+  rod_pending_.resize(rod_count);
+  std::vector<char> refreshed(rod_count, 0);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1)
+  for (int r = 0; r < rod_count; ++r) {
+    rod_pending_[r].clear();
+    if (rods[r]) refreshed[r] = scan_rod(r, xp, h, add_below, refresh_all, rod_pending_[r]);
+  }
+  bool changed = false;
+  for (int r = 0; r < rod_count; ++r) {
+    if (refreshed[r]) {
+      rod_changed_[r] = 1;
+      changed = true;
+    }
+    for (const PendingContact& pending : rod_pending_[r]) {
+      const int gv = pending.vertex;
+      if (slot_[gv] < 0) {
+        VertexContact vc;
+        vc.rod = r;
+        vc.vertex = layout.vertex_in_rod(gv);
+        vc.dof = layout.vertex_dof(gv);
+        vc.free = layout.free_index(vc.dof);
+        vc.radius = vertex_radius_[gv];
+        // Warm start from how the vertex ended the last step: sticking, it starts sticking;
+        // sliding, it starts sliding the same way with the same bound; a new contact starts
+        // sliding without friction for one pass (its first normal impulse then sets the
+        // bound and the slide -> stick test decides). Resting contact thus settles in one
+        // pass, and an arriving vertex does not first stick, pull and cascade.
+        const double friction = colliders_[pending.contact.collider].friction;
+        vc.state = friction > 0.0 && previous_state_[gv] == 0 ? FrictionState::Stick : FrictionState::Slide;
+        if (previous_state_[gv] == 1 && friction > 0.0) {
+          vc.state = FrictionState::Slide;
+          vc.slip_direction = previous_slip_[gv];
+          vc.friction_bound = previous_bound_[gv];
+        }
+        vc.held = released_[gv] > 0;  // anti-cycling: see release_pulling
+        slot_[gv] = static_cast<int>(contacts_.size());
+        contacts_.push_back(vc);
+      }
+      contacts_[slot_[gv]].contacts.push_back(pending.contact);
+      rod_changed_[r] = 1;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// add_or_refresh's part for one rod: relinearises its existing contacts (all, or those whose
+// gap drifted; true if any of those), and lists the contacts to add, linearised.
+bool ContactSolver::scan_rod(int rod, const VecX& xp, double h, double add_below, bool refresh_all,
+                             std::vector<PendingContact>& pending) {
+  const DofLayout& layout = model_.layout;
+  bool refreshed = false;
+  const int first = layout.global_vertex(rod, 0);
+  const int end = first + model_.rods[rod].vertex_count();
+  for (int gv = first; gv < end; ++gv) {
     if (layout.free_index(layout.vertex_dof(gv)) < 0) continue;  // prescribed: contact cannot act on it
     const Vec3 x = position(xp, gv);
     const double radius = vertex_radius_[gv];
@@ -130,45 +186,19 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
       if (existing) {
         if (refresh_all || std::abs(gap) > settings_.gap_tolerance * radius) {
           linearise(*existing, x, radius, h);
-          if (!refresh_all) {
-            rod_changed_[rod] = 1;
-            changed = true;
-          }
+          if (!refresh_all) refreshed = true;
         }
         continue;
       }
       if (!(gap < add_below * radius)) continue;
-      if (slot_[gv] < 0) {
-        VertexContact vc;
-        vc.rod = layout.vertex_rod(gv);
-        vc.vertex = layout.vertex_in_rod(gv);
-        vc.dof = layout.vertex_dof(gv);
-        vc.free = layout.free_index(vc.dof);
-        vc.radius = radius;
-        // Warm start from how the vertex ended the last step: sticking, it starts sticking;
-        // sliding, it starts sliding the same way with the same bound; a new contact starts
-        // sliding without friction for one pass (its first normal impulse then sets the
-        // bound and the slide -> stick test decides). Resting contact thus settles in one
-        // pass, and an arriving vertex does not first stick, pull and cascade.
-        vc.state = colliders_[c].friction > 0.0 && previous_state_[gv] == 0 ? FrictionState::Stick : FrictionState::Slide;
-        if (previous_state_[gv] == 1 && colliders_[c].friction > 0.0) {
-          vc.state = FrictionState::Slide;
-          vc.slip_direction = previous_slip_[gv];
-          vc.friction_bound = previous_bound_[gv];
-        }
-        vc.held = released_[gv] > 0;  // anti-cycling: see release_pulling
-        slot_[gv] = static_cast<int>(contacts_.size());
-        contacts_.push_back(vc);
-      }
-      ColliderContact cc;
-      cc.collider = c;
-      linearise(cc, x, radius, h);
-      contacts_[slot_[gv]].contacts.push_back(cc);
-      rod_changed_[rod] = 1;
-      changed = true;
+      PendingContact added;
+      added.vertex = gv;
+      added.contact.collider = c;
+      linearise(added.contact, x, radius, h);
+      pending.push_back(added);
     }
   }
-  return changed;
+  return refreshed;
 }
 
 // Turns every vertex contact into a velocity constraint, and sliding friction into impulses
@@ -191,7 +221,6 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
 // slip to linearise about: it uses c = 0 and s_0 against the static impulse that was too large.
 void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free,
                                       const std::vector<char>& rods) {
-  const int D = model_.dimension;
   constraints_.clear();
   // The right-hand side of the marked rods (a pass solves no other).
   if (rhs_.size() != rhs_free.size()) rhs_.setZero(rhs_free.size());
@@ -200,59 +229,62 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
       const auto [begin, end] = model_.layout.rod_free_range(r);
       rhs_.segment(begin, end - begin) = rhs_free.segment(begin, end - begin);
     }
-  for (VertexContact& vc : contacts_) {
-    if (!rods[vc.rod]) continue;
-    const Eigen::MatrixXd N = normals_of(vc);
-    Eigen::VectorXd b(N.cols());
-    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
-    const Vec3 x_start = position(x0, gv), v_now = position(v, gv);
-    for (int k = 0; k < N.cols(); ++k) {
-      vc.contacts[k].start_offset = vc.contacts[k].target - vc.contacts[k].normal.dot(x_start);
-      b[k] = vc.contacts[k].start_offset / h;
-    }
-    const Vec3 u = vc.contacts.front().surface_velocity;
+  for (VertexContact& vc : contacts_)
+    if (rods[vc.rod]) constraints_.push_back(build_constraint(vc, x0, v, h));
+}
 
-    VelocityConstraint constraint;
-    constraint.free = vc.free;
-    vc.friction_matrix.setZero();
-    if (vc.state == FrictionState::Stick) {
-      const Eigen::VectorXd correction =
-          N.transpose().completeOrthogonalDecomposition().solve(b - N.transpose() * u);
-      const Vec3 v_target = u + Vec3(correction);
-      constraint.frame = Mat3::Identity();
-      constraint.count = D;
-      constraint.value.head(D) = (v_target - v_now).head(D);
-    } else {
-      const Eigen::MatrixXd Nd = N.topRows(D);
-      Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Nd);
-      qr.setThreshold(1e-8);
-      const int rank = static_cast<int>(qr.rank());
-      const Eigen::MatrixXd Q = qr.householderQ();
-      const Eigen::MatrixXd B = Q.leftCols(rank);
-      // No normal with a component in the scene's plane (rank 0): nothing to prescribe, and
-      // Eigen's decompositions do not take a matrix without columns.
-      const Eigen::VectorXd y = rank > 0 ? Eigen::VectorXd((Nd.transpose() * B).completeOrthogonalDecomposition().solve(b))
-                                         : Eigen::VectorXd(0);
-      const Eigen::VectorXd v_local = v_now.head(D);
-      const Eigen::VectorXd y_now = B.transpose() * v_local;
-      constraint.frame.topLeftCorner(D, D) = Q;
-      constraint.count = rank;
-      constraint.value.head(rank) = y - y_now;
-      // P = T - s s^T on the free (tangential) columns of Q.
-      Mat3 tangent = Mat3::Zero();
-      for (int j = rank; j < D; ++j) {
-        Vec3 q = Vec3::Zero();
-        q.head(D) = Q.col(j);
-        tangent += q * q.transpose();
-      }
-      const Vec3 s = vc.slip_direction;
-      const Mat3 P = tangent - s * s.transpose();
-      vc.friction_matrix = vc.direction_stiffness * P;
-      const Vec3 f0 = -vc.friction_bound * s - vc.friction_matrix * (v_now - u);
-      rhs_.segment(vc.free, D) += f0.head(D);
-    }
-    constraints_.push_back(constraint);
+VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h) {
+  const int D = model_.dimension;
+  const Eigen::MatrixXd N = normals_of(vc);
+  Eigen::VectorXd b(N.cols());
+  const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+  const Vec3 x_start = position(x0, gv), v_now = position(v, gv);
+  for (int k = 0; k < N.cols(); ++k) {
+    vc.contacts[k].start_offset = vc.contacts[k].target - vc.contacts[k].normal.dot(x_start);
+    b[k] = vc.contacts[k].start_offset / h;
   }
+  const Vec3 u = vc.contacts.front().surface_velocity;
+
+  VelocityConstraint constraint;
+  constraint.free = vc.free;
+  vc.friction_matrix.setZero();
+  if (vc.state == FrictionState::Stick) {
+    const Eigen::VectorXd correction =
+        N.transpose().completeOrthogonalDecomposition().solve(b - N.transpose() * u);
+    const Vec3 v_target = u + Vec3(correction);
+    constraint.frame = Mat3::Identity();
+    constraint.count = D;
+    constraint.value.head(D) = (v_target - v_now).head(D);
+  } else {
+    const Eigen::MatrixXd Nd = N.topRows(D);
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Nd);
+    qr.setThreshold(1e-8);
+    const int rank = static_cast<int>(qr.rank());
+    const Eigen::MatrixXd Q = qr.householderQ();
+    const Eigen::MatrixXd B = Q.leftCols(rank);
+    // No normal with a component in the scene's plane (rank 0): nothing to prescribe, and
+    // Eigen's decompositions do not take a matrix without columns.
+    const Eigen::VectorXd y = rank > 0 ? Eigen::VectorXd((Nd.transpose() * B).completeOrthogonalDecomposition().solve(b))
+                                       : Eigen::VectorXd(0);
+    const Eigen::VectorXd v_local = v_now.head(D);
+    const Eigen::VectorXd y_now = B.transpose() * v_local;
+    constraint.frame.topLeftCorner(D, D) = Q;
+    constraint.count = rank;
+    constraint.value.head(rank) = y - y_now;
+    // P = T - s s^T on the free (tangential) columns of Q.
+    Mat3 tangent = Mat3::Zero();
+    for (int j = rank; j < D; ++j) {
+      Vec3 q = Vec3::Zero();
+      q.head(D) = Q.col(j);
+      tangent += q * q.transpose();
+    }
+    const Vec3 s = vc.slip_direction;
+    const Mat3 P = tangent - s * s.transpose();
+    vc.friction_matrix = vc.direction_stiffness * P;
+    const Vec3 f0 = -vc.friction_bound * s - vc.friction_matrix * (v_now - u);
+    rhs_.segment(vc.free, D) += f0.head(D);
+  }
+  return constraint;
 }
 
 // The way out when the active set did not settle within max_iterations: every contact
@@ -287,17 +319,20 @@ void ContactSolver::add_friction_matrices(SparseMatrix& system, const std::vecto
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   double* values = system.valuePtr();
-  for (const VertexContact& vc : contacts_) {
-    if (!rods[vc.rod]) continue;
-    if (vc.state != FrictionState::Slide || vc.direction_stiffness == 0.0) continue;
-    for (int j = 0; j < D; ++j) {
-      const int col = vc.free + j;
-      for (int k = outer[col]; k < outer[col + 1]; ++k)
-        if (inner[k] == vc.free) {
-          for (int i = 0; i < D; ++i) values[k + i] += vc.friction_matrix(i, j);
-          break;
-        }
-    }
+  for (const VertexContact& vc : contacts_)
+    if (rods[vc.rod]) add_friction_matrix(vc, D, outer, inner, values);
+}
+
+void ContactSolver::add_friction_matrix(const VertexContact& vc, int D, const int* outer, const int* inner,
+                                        double* values) {
+  if (vc.state != FrictionState::Slide || vc.direction_stiffness == 0.0) return;
+  for (int j = 0; j < D; ++j) {
+    const int col = vc.free + j;
+    for (int k = outer[col]; k < outer[col + 1]; ++k)
+      if (inner[k] == vc.free) {
+        for (int i = 0; i < D; ++i) values[k + i] += vc.friction_matrix(i, j);
+        break;
+      }
   }
 }
 
@@ -307,24 +342,27 @@ void ContactSolver::add_friction_matrices(SparseMatrix& system, const std::vecto
 // kinetic while sliding).
 void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free,
                                      const std::vector<char>& rods) {
+  for (VertexContact& vc : contacts_)
+    if (rods[vc.rod]) compute_impulse(vc, system, dv_free, rhs_free);
+}
+
+void ContactSolver::compute_impulse(VertexContact& vc, const SparseMatrix& system, const VecX& dv_free,
+                                    const VecX& rhs_free) const {
   const int D = model_.dimension;
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   const double* values = system.valuePtr();
-  for (VertexContact& vc : contacts_) {
-    if (!rods[vc.rod]) continue;
-    Vec3 c = Vec3::Zero();
-    for (int j = 0; j < D; ++j) {
-      const int col = vc.free + j;  // J symmetric: row = column
-      double sum = 0.0;
-      for (int k = outer[col]; k < outer[col + 1]; ++k) sum += values[k] * dv_free[inner[k]];
-      c[j] = sum - rhs_free[col];
-    }
-    const Eigen::MatrixXd N = normals_of(vc);
-    const Eigen::VectorXd lambda = N.completeOrthogonalDecomposition().solve(c);
-    for (int k = 0; k < N.cols(); ++k) vc.contacts[k].normal_impulse = lambda[k];
-    vc.friction_impulse = c - N * lambda;
+  Vec3 c = Vec3::Zero();
+  for (int j = 0; j < D; ++j) {
+    const int col = vc.free + j;  // J symmetric: row = column
+    double sum = 0.0;
+    for (int k = outer[col]; k < outer[col + 1]; ++k) sum += values[k] * dv_free[inner[k]];
+    c[j] = sum - rhs_free[col];
   }
+  const Eigen::MatrixXd N = normals_of(vc);
+  const Eigen::VectorXd lambda = N.completeOrthogonalDecomposition().solve(c);
+  for (int k = 0; k < N.cols(); ++k) vc.contacts[k].normal_impulse = lambda[k];
+  vc.friction_impulse = c - N * lambda;
 }
 
 // The active set is updated in three stages, each only when the one before changed nothing
@@ -399,102 +437,126 @@ bool ContactSolver::release_pulling(const std::vector<char>& rods) {
 // Stage 2: friction. Switches between sticking and sliding (`switched`), and iterates each
 // sliding vertex's bound mu lambda_n and slip direction to a fixed point (`updated`).
 ContactSolver::FrictionChange ContactSolver::update_friction(const VecX& v_trial, const std::vector<char>& rods) {
+  // Per rod, each on one thread: a vertex's update reads and writes its own contact only.
+  index_contacts_by_rod();
+  const int rod_count = static_cast<int>(rods.size());
+  std::vector<FrictionChange> changes(rod_count);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (threads_ > 1)
+  for (int r = 0; r < rod_count; ++r) {
+    if (!rods[r]) continue;
+    for (int k = rod_contact_offsets_[r]; k < rod_contact_offsets_[r + 1]; ++k)
+      update_friction_of(contacts_[rod_contact_list_[k]], v_trial, changes[r]);
+  }
   FrictionChange change;
-  const double tol = settings_.friction_tolerance;
-  for (VertexContact& vc : contacts_) {
-    if (!rods[vc.rod]) continue;
-    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
-    double bound = 0.0;
-    for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
-    bound = std::max(bound, 0.0);  // a held contact may pull a little: no friction from that
-    const Eigen::MatrixXd N = normals_of(vc);
-    const Vec3 slip = tangential_part(N, position(v_trial, gv) - vc.contacts.front().surface_velocity);
+  for (const FrictionChange& c : changes) {
+    change.switched = change.switched || c.switched;
+    change.updated = change.updated || c.updated;
+  }
+  return change;
+}
 
-    if (vc.state == FrictionState::Stick) {
-      const double tangential = vc.friction_impulse.norm();
-      if (tangential > bound * (1.0 + 1e-9) && tangential > 0.0) {
-        // Outside the friction cone: slide the way the other forces push.
-        vc.state = FrictionState::Slide;
-        vc.slip_direction = -vc.friction_impulse / tangential;
-        vc.friction_bound = bound;
-        vc.direction_stiffness = 0.0;  // no slip measured yet: the first pass lags the direction
-        vc.secant_bound = -1.0;
-        ++vc.state_changes;
-        rod_switched_[vc.rod] = rod_changed_[vc.rod] = 1;
-        change.switched = true;
-      }
-      continue;
-    }
-    // Sticking is limited, sliding never: a vertex whose friction cannot settle ends up
-    // sliding, with its friction bounded by the cone, never stuck beyond it.
-    const bool may_stick = vc.state_changes < settings_.max_state_changes;
-    // The friction impulse this pass applied, as the formulation defines it (build_constraints):
-    // f = -B s - c P (v1 - u). The measured impulse (compute_impulses) is the same to the linear
-    // solve's residual.
-    const Vec3 applied = -vc.friction_bound * vc.slip_direction - vc.friction_matrix * slip;
-    // The proximal (Alart-Curnier) trial impulse z = f - rho w: the friction that would also
-    // stop this vertex's slip w, rho its mass (an impulse per velocity). Coulomb's law is the
-    // fixed point f = proj(z) onto the disc |f| <= mu lambda_n, whatever rho > 0: inside the
-    // disc the vertex sticks, outside it slides against z, s = -z / |z|. Unlike w / |w|, z
-    // stays well defined as the slip vanishes (near a pivot the slip is tiny and turns from
-    // one pass to the next; z then keeps the direction of the friction the vertex needed).
-    // (Tangential to round-off: a slip that vanished leaves only round-off, in any direction.)
-    const Vec3 trial = tangential_part(N, applied - vertex_mass_[gv] * slip);
-    const double trial_norm = trial.norm();
-    const double along = slip.dot(vc.slip_direction);
-    if (vc.friction_bound > 0.0 && !(along > 0.0) && may_stick) {
-      // Friction would reverse the slip within the step: the vertex sticks instead.
-      vc.state = FrictionState::Stick;
-      vc.cycled = true;
+void ContactSolver::index_contacts_by_rod() {
+  const int rod_count = model_.layout.rod_count();
+  rod_contact_offsets_.assign(rod_count + 1, 0);
+  for (const VertexContact& vc : contacts_) ++rod_contact_offsets_[vc.rod + 1];
+  for (int r = 0; r < rod_count; ++r) rod_contact_offsets_[r + 1] += rod_contact_offsets_[r];
+  rod_contact_list_.resize(contacts_.size());
+  std::vector<int> next(rod_contact_offsets_.begin(), rod_contact_offsets_.end() - 1);
+  for (int k = 0; k < static_cast<int>(contacts_.size()); ++k) rod_contact_list_[next[contacts_[k].rod]++] = k;
+}
+
+void ContactSolver::update_friction_of(VertexContact& vc, const VecX& v_trial, FrictionChange& change) {
+  const double tol = settings_.friction_tolerance;
+  const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+  double bound = 0.0;
+  for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
+  bound = std::max(bound, 0.0);  // a held contact may pull a little: no friction from that
+  const Eigen::MatrixXd N = normals_of(vc);
+  const Vec3 slip = tangential_part(N, position(v_trial, gv) - vc.contacts.front().surface_velocity);
+
+  if (vc.state == FrictionState::Stick) {
+    const double tangential = vc.friction_impulse.norm();
+    if (tangential > bound * (1.0 + 1e-9) && tangential > 0.0) {
+      // Outside the friction cone: slide the way the other forces push.
+      vc.state = FrictionState::Slide;
+      vc.slip_direction = -vc.friction_impulse / tangential;
+      vc.friction_bound = bound;
+      vc.direction_stiffness = 0.0;  // no slip measured yet: the first pass lags the direction
+      vc.secant_bound = -1.0;
       ++vc.state_changes;
       rod_switched_[vc.rod] = rod_changed_[vc.rod] = 1;
       change.switched = true;
-      continue;
     }
-    // The bound B = mu lambda_n(B) is a fixed point; lambda_n is affine in B while the rest
-    // holds still (the solve is linear), so a secant step through the last two passes finds
-    // it at once where plain iteration oscillates (d(mu lambda_n)/dB is often near -1: the
-    // friction that slows a tip also unloads it).
-    const double target = bound;
-    if (vc.secant_bound >= 0.0 && vc.friction_bound != vc.secant_bound) {
-      const double slope = (target - vc.secant_value) / (vc.friction_bound - vc.secant_bound);
-      if (slope < 0.5) bound = std::max(0.0, (target - slope * vc.friction_bound) / (1.0 - slope));
-    }
-    vc.secant_bound = vc.friction_bound;
-    vc.secant_value = target;
-    const double speed = slip.norm();
-    const Vec3 direction = vc.cycled ? (trial_norm > 0.0 ? Vec3(-trial / trial_norm) : vc.slip_direction)
-                                     : (speed > 0.0 ? Vec3(slip / speed) : vc.slip_direction);
-    const bool bound_moved = std::abs(target - vc.friction_bound) > tol * std::max(target, vc.friction_bound);
-    // A proximal vertex whose trial lies inside the disc (to the tolerance) would stick: its
-    // stiffness c is at its cap and holds it, and the direction of a trial that small is noise.
-    const bool trial_inside = vc.cycled && trial_norm <= (1.0 + tol) * vc.friction_bound;
-    const bool direction_moved = !trial_inside && (direction - vc.slip_direction).norm() > tol;
-    // No extra pass holds the applied friction to the cone beyond the bound's own tolerance:
-    // at 1e-10 it cost brush_stroke 1719 active-set solves instead of 1373 and hair_on_sphere
-    // 29339 instead of 15077, while the friction stays within 5e-7 of mu lambda_n on a
-    // pivoting rod without it (docs/contact.md, "A rod that pivots").
-    if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
-      vc.friction_bound = bound;
-      vc.slip_direction = direction;
-      rod_changed_[vc.rod] = 1;
-      change.updated = true;
-    }
-    // Newton on the direction. Sliding consistently, c = B / |w|, the derivative of B w / |w|.
-    // A vertex that cycled slides with the proximal direction -z / |z| and the derivative of
-    // the projection onto the disc at z, (B / |z|) (I - z z^T / |z|^2), acting on f - rho w:
-    // c = rho B / (|z| - B), which equals B / |w| while f = -B s and w = |w| s, and stays
-    // bounded by the trial's distance outside the disc where B / |w| blows up (a vanishing slip).
-    const double cap = kMaxDirectionStiffness * vertex_mass_[gv];
-    if (vc.cycled) {
-      const double excess = trial_norm - vc.friction_bound;
-      vc.direction_stiffness =
-          vertex_mass_[gv] * vc.friction_bound < cap * excess ? vertex_mass_[gv] * vc.friction_bound / excess : cap;
-    } else {
-      vc.direction_stiffness = vc.friction_bound < cap * speed ? vc.friction_bound / speed : cap;
-    }
+    return;
   }
-  return change;
+  // Sticking is limited, sliding never: a vertex whose friction cannot settle ends up
+  // sliding, with its friction bounded by the cone, never stuck beyond it.
+  const bool may_stick = vc.state_changes < settings_.max_state_changes;
+  // The friction impulse this pass applied, as the formulation defines it (build_constraints):
+  // f = -B s - c P (v1 - u). The measured impulse (compute_impulses) is the same to the linear
+  // solve's residual.
+  const Vec3 applied = -vc.friction_bound * vc.slip_direction - vc.friction_matrix * slip;
+  // The proximal (Alart-Curnier) trial impulse z = f - rho w: the friction that would also
+  // stop this vertex's slip w, rho its mass (an impulse per velocity). Coulomb's law is the
+  // fixed point f = proj(z) onto the disc |f| <= mu lambda_n, whatever rho > 0: inside the
+  // disc the vertex sticks, outside it slides against z, s = -z / |z|. Unlike w / |w|, z
+  // stays well defined as the slip vanishes (near a pivot the slip is tiny and turns from
+  // one pass to the next; z then keeps the direction of the friction the vertex needed).
+  // (Tangential to round-off: a slip that vanished leaves only round-off, in any direction.)
+  const Vec3 trial = tangential_part(N, applied - vertex_mass_[gv] * slip);
+  const double trial_norm = trial.norm();
+  const double along = slip.dot(vc.slip_direction);
+  if (vc.friction_bound > 0.0 && !(along > 0.0) && may_stick) {
+    // Friction would reverse the slip within the step: the vertex sticks instead.
+    vc.state = FrictionState::Stick;
+    vc.cycled = true;
+    ++vc.state_changes;
+    rod_switched_[vc.rod] = rod_changed_[vc.rod] = 1;
+    change.switched = true;
+    return;
+  }
+  // The bound B = mu lambda_n(B) is a fixed point; lambda_n is affine in B while the rest
+  // holds still (the solve is linear), so a secant step through the last two passes finds
+  // it at once where plain iteration oscillates (d(mu lambda_n)/dB is often near -1: the
+  // friction that slows a tip also unloads it).
+  const double target = bound;
+  if (vc.secant_bound >= 0.0 && vc.friction_bound != vc.secant_bound) {
+    const double slope = (target - vc.secant_value) / (vc.friction_bound - vc.secant_bound);
+    if (slope < 0.5) bound = std::max(0.0, (target - slope * vc.friction_bound) / (1.0 - slope));
+  }
+  vc.secant_bound = vc.friction_bound;
+  vc.secant_value = target;
+  const double speed = slip.norm();
+  const Vec3 direction = vc.cycled ? (trial_norm > 0.0 ? Vec3(-trial / trial_norm) : vc.slip_direction)
+                                   : (speed > 0.0 ? Vec3(slip / speed) : vc.slip_direction);
+  const bool bound_moved = std::abs(target - vc.friction_bound) > tol * std::max(target, vc.friction_bound);
+  // A proximal vertex whose trial lies inside the disc (to the tolerance) would stick: its
+  // stiffness c is at its cap and holds it, and the direction of a trial that small is noise.
+  const bool trial_inside = vc.cycled && trial_norm <= (1.0 + tol) * vc.friction_bound;
+  const bool direction_moved = !trial_inside && (direction - vc.slip_direction).norm() > tol;
+  // No extra pass holds the applied friction to the cone beyond the bound's own tolerance:
+  // at 1e-10 it cost brush_stroke 1719 active-set solves instead of 1373 and hair_on_sphere
+  // 29339 instead of 15077, while the friction stays within 5e-7 of mu lambda_n on a
+  // pivoting rod without it (docs/contact.md, "A rod that pivots").
+  if (bound_moved || (direction_moved && std::max(bound, vc.friction_bound) > 0.0)) {
+    vc.friction_bound = bound;
+    vc.slip_direction = direction;
+    rod_changed_[vc.rod] = 1;
+    change.updated = true;
+  }
+  // Newton on the direction. Sliding consistently, c = B / |w|, the derivative of B w / |w|.
+  // A vertex that cycled slides with the proximal direction -z / |z| and the derivative of
+  // the projection onto the disc at z, (B / |z|) (I - z z^T / |z|^2), acting on f - rho w:
+  // c = rho B / (|z| - B), which equals B / |w| while f = -B s and w = |w| s, and stays
+  // bounded by the trial's distance outside the disc where B / |w| blows up (a vanishing slip).
+  const double cap = kMaxDirectionStiffness * vertex_mass_[gv];
+  if (vc.cycled) {
+    const double excess = trial_norm - vc.friction_bound;
+    vc.direction_stiffness =
+        vertex_mass_[gv] * vc.friction_bound < cap * excess ? vertex_mass_[gv] * vc.friction_bound / excess : cap;
+  } else {
+    vc.direction_stiffness = vc.friction_bound < cap * speed ? vc.friction_bound / speed : cap;
+  }
 }
 
 
@@ -534,31 +596,55 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     active_rods_.clear();
     for (int r = 0; r < rod_count; ++r)
       if (rod_active_[r]) active_rods_.push_back(r);
-    build_constraints(x0, v, h, rhs_free, rod_active_);
-    add_friction_matrices(system, rod_active_);
-    filter_system(system, rhs_, constraints_, D, &filter_scratch_);
+    const int count = static_cast<int>(active_rods_.size());
+    index_contacts_by_rod();
+    rod_constraints_.resize(rod_count);
+    thread_filter_scratch_.resize(threads_);
+    if (rhs_.size() != n_free) rhs_.setZero(n_free);
+    double* values = system.valuePtr();
+    // Each active rod on one thread: its constraints, its rows of the right-hand side, its
+    // friction matrices and the filter of its columns (no entry couples two rods).
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && count > 1)
+    for (int k = 0; k < count; ++k) {
+      const int r = active_rods_[k];
+      const auto [begin, end] = layout.rod_free_range(r);
+      rhs_.segment(begin, end - begin) = rhs_free.segment(begin, end - begin);
+      std::vector<VelocityConstraint>& constraints = rod_constraints_[r];
+      constraints.clear();
+      for (int c = rod_contact_offsets_[r]; c < rod_contact_offsets_[r + 1]; ++c) {
+        VertexContact& vc = contacts_[rod_contact_list_[c]];
+        constraints.push_back(build_constraint(vc, x0, v, h));
+        add_friction_matrix(vc, D, outer, system.innerIndexPtr(), values);
+      }
+#ifdef _OPENMP
+      std::vector<int>& scratch = thread_filter_scratch_[omp_get_thread_num()];
+#else
+      std::vector<int>& scratch = thread_filter_scratch_[0];
+#endif
+      filter_system(system, rhs_, constraints, D, &scratch);
+    }
     const bool solved = rod_solve(system, rhs_, active_rods_, y_);
     if (!solved) {
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
       return false;
     }
-    // The filter touched the active rods' columns only (no entry couples two rods).
-    for (const int r : active_rods_) {
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && count > 1)
+    for (int k = 0; k < count; ++k) {
+      const int r = active_rods_[k];
       const auto [begin, end] = layout.rod_free_range(r);
-      std::copy(saved_values_.data() + outer[begin], saved_values_.data() + outer[end], system.valuePtr() + outer[begin]);
-    }
-    unfilter_solution(y_, constraints_, D);
-    for (const int r : active_rods_) {
-      const auto [begin, end] = layout.rod_free_range(r);
+      // The filter touched this rod's columns only.
+      std::copy(saved_values_.data() + outer[begin], saved_values_.data() + outer[end], values + outer[begin]);
+      unfilter_solution(y_, rod_constraints_[r], D);
       dv_free.segment(begin, end - begin) = y_.segment(begin, end - begin);
       const auto [first_dof, end_dof] = layout.rod_dof_range(r);
       for (int dof = first_dof; dof < end_dof; ++dof) {
         const int f = layout.free_index(dof);
         v_trial_[dof] = f >= 0 ? v[dof] + dv_free[f] : v[dof];
       }
+      for (int c = rod_contact_offsets_[r]; c < rod_contact_offsets_[r + 1]; ++c)
+        compute_impulse(contacts_[rod_contact_list_[c]], system, dv_free, rhs_free);
     }
-    compute_impulses(system, dv_free, rhs_free, rod_active_);
-    rod_solves_ += static_cast<long long>(active_rods_.size());
+    rod_solves_ += count;
     return true;
   };
   auto solve_pass = [&]() {

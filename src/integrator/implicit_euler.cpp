@@ -74,6 +74,7 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
       contact_(model, settings.contact), rod_contact_(model, mass_), length_correction_(model) {
   length_correction_.set_threads(settings_.threads);
   rod_contact_.set_threads(settings_.threads);
+  contact_.set_threads(settings_.threads);
   const DofLayout& layout = model.layout;
   warm_start_ = VecX::Zero(layout.free_dof_count());
   solver_.preconditioner().set_blocks(layout.rod_free_ranges());

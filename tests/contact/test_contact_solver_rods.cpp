@@ -88,6 +88,7 @@ struct Solved {
 
 Solved solve(const ContactProblem& p, bool per_rod, int threads) {
   ContactSolver solver(p.model);
+  solver.set_threads(threads);
   solver.begin_step();
   SparseMatrix system = p.system;
   const ContactSolver::LinearSolve direct = [](const SparseMatrix& m, const VecX& b, const VecX&, VecX& x) {
@@ -141,10 +142,15 @@ void check_rods_apart(int dimension) {
   bool late = false;  // the seventh rod touches down
   for (const auto& [vertex, sticking] : apart.contacts) late = late || p.model.layout.vertex_rod(vertex) == 6;
   CHECK(late);
-  // Blocks solved on two threads: the same bits.
+  // Rods (their constraints, filters, block solves, stages) on two threads: the same bits,
+  // apart and for the whole system.
   const Solved two = solve(p, true, 2);
   CHECK(two.dv == apart.dv);
   CHECK(two.contacts == apart.contacts);
+  CHECK(two.report.rod_solves == apart.report.rod_solves);
+  const Solved whole_two = solve(p, false, 2);
+  CHECK(whole_two.dv == whole.dv);
+  CHECK(whole_two.contacts == whole.contacts);
 }
 
 }  // namespace

@@ -132,6 +132,8 @@ class ContactSolver {
   /// True when the model has colliders (otherwise the integrator never calls this class).
   bool enabled() const { return !model_.colliders.empty(); }
   const ContactSettings& settings() const { return settings_; }
+  /// Threads over rods (each rod's vertices on one thread: the same bits for any count).
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
   /// Starts a step: reads the colliders' current poses (handles may have moved them since
   /// the last step) and forgets the previous step's contacts, keeping only how each vertex
@@ -175,6 +177,22 @@ class ContactSolver {
   };
   bool release_pulling(const std::vector<char>& rods);
   FrictionChange update_friction(const VecX& v_trial, const std::vector<char>& rods);
+  // One vertex's part of build_constraints (its rows of rhs_ included), compute_impulses and
+  // update_friction: vertices of different rods may run on different threads.
+  VelocityConstraint build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h);
+  void compute_impulse(VertexContact& vc, const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) const;
+  void update_friction_of(VertexContact& vc, const VecX& v_trial, FrictionChange& change);
+  static void add_friction_matrix(const VertexContact& vc, int D, const int* outer, const int* inner, double* values);
+  /// A contact add_or_refresh is to add: vertex (global) and its linearised contact.
+  struct PendingContact {
+    int vertex = 0;
+    ColliderContact contact;
+  };
+  bool scan_rod(int rod, const VecX& xp, double h, double add_below, bool refresh_all,
+                std::vector<PendingContact>& pending);
+  /// rod_contact_list_[rod_contact_offsets_[r] .. rod_contact_offsets_[r + 1]): rod r's
+  /// contacts (indices into contacts_), in contacts_'s order.
+  void index_contacts_by_rod();
   void make_safe(const std::vector<char>& rods);
   /// xp_ = x0 + h v_trial_ on the marked rods' DOFs: where the stages look for new contacts.
   void predict_positions(const VecX& x0, double h, const std::vector<char>& rods);
@@ -217,6 +235,11 @@ class ContactSolver {
   // Scratch.
   std::vector<VelocityConstraint> constraints_;
   std::vector<int> filter_scratch_;  // filter_system's, kept between passes
+  std::vector<std::vector<int>> thread_filter_scratch_;  // the same, per thread (rods apart)
+  std::vector<std::vector<VelocityConstraint>> rod_constraints_;  // rods apart: per rod
+  std::vector<std::vector<PendingContact>> rod_pending_;
+  std::vector<int> rod_contact_offsets_, rod_contact_list_;
+  int threads_ = 1;
   VecX saved_values_, rhs_, y_, zero_, v_trial_, xp_;
 };
 
