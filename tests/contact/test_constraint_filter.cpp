@@ -28,29 +28,46 @@ Mat3 random_frame(int D, std::mt19937& rng) {
   return frame;
 }
 
-void check_filter(int D) {
-  std::mt19937 rng(11 + D);
+/// Two rods of random shapes (the first fixed at its root), perturbed, J = M + h^2 K there,
+/// and a random right-hand side b.
+struct TwoRods {
+  Model model;
+  SparseMatrix J;
+  VecX b;
+};
+TwoRods two_rods(int D, int edges_a, int edges_b, std::mt19937& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<Rod> rods;
-  rods.push_back(rod_from_vertices(random_vertices(7, 0.1, 0.6, D, rng), D, {0}, soft_material(),
+  rods.push_back(rod_from_vertices(random_vertices(edges_a, 0.1, 0.6, D, rng), D, {0}, soft_material(),
                                    RestShape::Straight, "a"));
-  rods.push_back(rod_from_vertices(random_vertices(5, 0.1, 0.6, D, rng), D, {}, soft_material(),
+  rods.push_back(rod_from_vertices(random_vertices(edges_b, 0.1, 0.6, D, rng), D, {}, soft_material(),
                                    RestShape::Straight, "b"));
-  Model model = make_model(D, std::move(rods));
-  SystemAssembler assembler(model);
-  State state = initial_state(model);
+  TwoRods t{make_model(D, std::move(rods)), SparseMatrix()};
+  SystemAssembler assembler(t.model);
+  State state = initial_state(t.model);
   for (int i = 0; i < state.positions.size(); ++i) state.positions[i] += 0.01 * u(rng);
   VecX gradient;
   assembler.assemble(state.positions, 0.0, HessianProjection::Projected, 1e-3, gradient);
-  SparseMatrix J = assembler.matrix();
-  const VecX mass = model.dof_masses();
-  for (int dof = 0; dof < model.layout.dof_count(); ++dof) {
-    const int f = model.layout.free_index(dof);
-    if (f >= 0) J.coeffRef(f, f) += mass[dof];
+  t.J = assembler.matrix();
+  const VecX mass = t.model.dof_masses();
+  for (int dof = 0; dof < t.model.layout.dof_count(); ++dof) {
+    const int f = t.model.layout.free_index(dof);
+    if (f >= 0) t.J.coeffRef(f, f) += mass[dof];
   }
+  t.J.makeCompressed();
+  t.b.resize(t.J.rows());
+  for (int i = 0; i < t.b.size(); ++i) t.b[i] = u(rng);
+  return t;
+}
+
+void check_filter(int D) {
+  std::mt19937 rng(11 + D);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  TwoRods system = two_rods(D, 7, 5, rng);
+  const Model& model = system.model;
+  const SparseMatrix& J = system.J;
   const int n = static_cast<int>(J.rows());
-  VecX b(n);
-  for (int i = 0; i < n; ++i) b[i] = u(rng);
+  const VecX& b = system.b;
 
   // Constraints on a few free vertices with 1..D prescribed components.
   std::vector<VelocityConstraint> constraints;
@@ -135,22 +152,11 @@ void check_filter(int D) {
 void check_elimination_order(int D) {
   std::mt19937 rng(29 + D);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<Rod> rods;
-  rods.push_back(rod_from_vertices(random_vertices(9, 0.1, 0.6, D, rng), D, {0}, soft_material(),
-                                   RestShape::Straight, "a"));
-  rods.push_back(rod_from_vertices(random_vertices(6, 0.1, 0.6, D, rng), D, {}, soft_material(),
-                                   RestShape::Straight, "b"));
-  Model model = make_model(D, std::move(rods));
-  SystemAssembler assembler(model);
-  State state = initial_state(model);
-  for (int i = 0; i < state.positions.size(); ++i) state.positions[i] += 0.01 * u(rng);
-  VecX gradient;
-  assembler.assemble(state.positions, 0.0, HessianProjection::Projected, 1e-3, gradient);
-  SparseMatrix J = assembler.matrix();
-  J.makeCompressed();
+  TwoRods system = two_rods(D, 9, 6, rng);
+  const Model& model = system.model;
+  const SparseMatrix& J = system.J;
   const int n = static_cast<int>(J.rows());
-  VecX b(n);
-  for (int i = 0; i < n; ++i) b[i] = u(rng);
+  const VecX& b = system.b;
   // Vertices 2 and 4 share neighbour 3, so row 3 takes updates from both; every vertex has
   // all D components prescribed but one (at least two columns per vertex when D = 3).
   std::vector<VelocityConstraint> constraints;
