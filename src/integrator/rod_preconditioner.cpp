@@ -370,8 +370,12 @@ bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vect
   factors_kept_ = false;
   const double* values = m.valuePtr();
   const int count = static_cast<int>(blocks.size());
+  // A few short blocks cost less than waking another thread.
+  constexpr int kParallelDofs = 4096;
+  int dofs = 0;
+  for (const int b : blocks) dofs += std::max(0, factors_[b].size);
   bool exact = true;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && count > 1) reduction(&& : exact)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && count > 1 && dofs >= kParallelDofs) reduction(&& : exact)
   for (int k = 0; k < count; ++k) {
     const int b = blocks[k];
     Block& block = factors_[b];

@@ -27,17 +27,18 @@ struct ContactProblem {
   double h = 1.0 / 60.0;
 };
 
-/// Seven rods of 8 edges on the floor y = 0 (mu = 0.5), each given its own velocity: at
-/// rest, sliding fast, sliding slowly (it sticks), pressed down, lifting off, turning about
+/// Rods of 8 edges on the floor y = 0 (mu = 0.5), seven kinds, each given its own velocity:
+/// at rest, sliding fast, sliding slowly (it sticks), pressed down, lifting off, turning about
 /// its middle; the seventh at rest 1 mm above the floor, which gravity brings down within
-/// the step (its contacts are found in a later pass). The right-hand side is the forces' impulse over the step, -h grad U.
-ContactProblem rods_on_floor(int dimension) {
+/// the step (its contacts are found in a later pass). `copies` sets of the seven: enough
+/// rods (over 4096 DOFs) run the contact solver's loops over rods on the threads. The right-hand side is the forces' impulse over the step, -h grad U.
+ContactProblem rods_on_floor(int dimension, int copies = 1) {
   ContactProblem p;
   const Material nylon = make_material(1140.0, 0.002, 3.0e9);
   std::vector<Rod> rods;
-  const int count = 7;
+  const int count = 7 * copies;
   for (int r = 0; r < count; ++r) {  // side by side along x, 5 cm apart
-    const Vec3 from(0.15 * r, r == 6 ? 0.003 : 0.002, 0.0);
+    const Vec3 from(0.15 * r, r % 7 == 6 ? 0.003 : 0.002, 0.0);
     rods.push_back(straight_rod(8, from, from + Vec3(0.1, 0.0, 0.0), dimension, {}, nylon));
     rods.back().name = "rod" + std::to_string(r);
   }
@@ -52,7 +53,7 @@ ContactProblem rods_on_floor(int dimension) {
     for (int i = 0; i < p.model.rods[r].vertex_count(); ++i) {
       const int dof = layout.vertex_dof(r, i);
       Vec3 velocity = Vec3::Zero();
-      switch (r) {
+      switch (r % 7) {
         case 1: velocity = Vec3(0.5, 0.0, 0.0); break;                  // slides
         case 2: velocity = Vec3(0.01, 0.0, 0.0); break;                 // sticks
         case 3: velocity = Vec3(0.0, -0.3, 0.0); break;                 // pressed down
@@ -121,8 +122,8 @@ Solved solve(const ContactProblem& p, bool per_rod, int threads) {
   return s;
 }
 
-void check_rods_apart(int dimension) {
-  const ContactProblem p = rods_on_floor(dimension);
+void check_rods_apart(int dimension, int copies) {
+  const ContactProblem p = rods_on_floor(dimension, copies);
   const Solved whole = solve(p, false, 1);
   const Solved apart = solve(p, true, 1);
   CHECK(whole.report.converged);
@@ -156,8 +157,10 @@ void check_rods_apart(int dimension) {
 }  // namespace
 
 TEST_CASE("contact solver: rods apart settle their contacts each on its own, as the whole system does, 2D and 3D") {
-  SUBCASE("2D") { check_rods_apart(2); }
-  SUBCASE("3D") { check_rods_apart(3); }
+  SUBCASE("2D") { check_rods_apart(2, 1); }
+  SUBCASE("3D") { check_rods_apart(3, 1); }
+  SUBCASE("2D, 280 rods: the loops over rods on two threads") { check_rods_apart(2, 40); }
+  SUBCASE("3D, 280 rods") { check_rods_apart(3, 40); }
 }
 
 TEST_CASE("integrator preconditioner: solve_blocks solves the listed blocks with solve()'s bits and leaves the rest") {

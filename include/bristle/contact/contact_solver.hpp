@@ -193,6 +193,8 @@ class ContactSolver {
   /// rod_contact_list_[rod_contact_offsets_[r] .. rod_contact_offsets_[r + 1]): rod r's
   /// contacts (indices into contacts_), in contacts_'s order.
   void index_contacts_by_rod();
+  /// The DOFs of the marked rods: the work of a loop over them, for deciding on threads.
+  int marked_dofs(const std::vector<char>& rods) const;
   void make_safe(const std::vector<char>& rods);
   /// xp_ = x0 + h v_trial_ on the marked rods' DOFs: where the stages look for new contacts.
   void predict_positions(const VecX& x0, double h, const std::vector<char>& rods);
