@@ -293,7 +293,9 @@ VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX
   return constraint;
 }
 
-// The way out when the active set did not settle within max_iterations: every contact
+// The way out when the active set did not settle within max_iterations, for the rods marked
+// (all of them for whole-system passes; rods apart, those still changing: the settled ones keep
+// their friction): every contact
 // sticks (its whole velocity prescribed: the surface's, corrected along the normals), except
 // pulling ones whose vertex starts more than a radius clear of the surface (held, they would
 // drag it down). ContactSolver::solve then solves with this set, adding (sticking) any vertex
@@ -739,8 +741,10 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
         const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
         predict_positions(x0, h, eligible_now);
         if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now)) break;
+        // Every contact of the rods just scanned sticks (all rods, once the passes are the
+        // whole system's again: the safe set is then every contact, as make_safe(all) makes it).
         for (VertexContact& vc : contacts_)
-          if (unsettled[vc.rod]) vc.state = FrictionState::Stick;
+          if (eligible_now[vc.rod]) vc.state = FrictionState::Stick;
         if (per_rod) rod_active_ = rod_changed_;
       }
       break;

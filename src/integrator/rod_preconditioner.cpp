@@ -194,12 +194,16 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   outside_blocks_.clear();
   for (int i = 0; i < n; ++i)
     if (!in_block[i]) outside_blocks_.push_back(i);
+  entries_between_blocks_ = false;
   for (std::size_t b = 0; b < blocks_.size(); ++b) {
     Block& block = factors_[b];
     block.begin = blocks_[b].first;
     block.size = blocks_[b].second - blocks_[b].first;
     if (block.size <= 0) continue;
     const int begin = block.begin, end = begin + block.size;
+    for (int col = begin; col < end && !entries_between_blocks_; ++col)
+      for (int k = outer[col]; k < outer[col + 1]; ++k)
+        if (inner[k] < begin || inner[k] >= end) entries_between_blocks_ = true;
     // Entries further from the diagonal than kMaxHalfBandwidth (self-contact between parts of
     // a rod far apart along it) are left to CG, as coupling between rods is: the band stays
     // a rod's band, which the factorisation is made for (Block::dropped: should the band
@@ -364,7 +368,8 @@ bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vect
   if (!m.isCompressed() || rhs.size() != n || x.size() != n) return false;
   if (outer != analyzed_outer_ || inner != analyzed_inner_ || n != analyzed_n_ || outer[n] != analyzed_nonzeros_)
     analyze_compressed(n, outer, inner);
-  if (!outside_blocks_.empty()) return false;  // DOFs no block solves
+  // DOFs no block solves, or entries that couple blocks (the caller's promise broken): not exact.
+  if (!outside_blocks_.empty() || entries_between_blocks_) return false;
   // The kept factors are now those of other values: the next factorize() compares bits.
   solved_in_place_ = false;
   factors_kept_ = false;

@@ -87,8 +87,9 @@ struct Solved {
   std::vector<std::pair<int, int>> contacts;  // (global vertex, sticking) of every contact
 };
 
-Solved solve(const ContactProblem& p, bool per_rod, int threads) {
-  ContactSolver solver(p.model);
+/// `fail_call` > 0: the rod solve's call of that number fails (the solver must fall back).
+Solved solve(const ContactProblem& p, bool per_rod, int threads, ContactSettings settings = {}, int fail_call = 0) {
+  ContactSolver solver(p.model, settings);
   solver.set_threads(threads);
   solver.begin_step();
   SparseMatrix system = p.system;
@@ -101,8 +102,10 @@ Solved solve(const ContactProblem& p, bool per_rod, int threads) {
   blocks.set_blocks(p.model.layout.rod_free_ranges());
   blocks.set_threads(threads);
   ContactSolver::RodSolve rod_solve;
+  int calls = 0;
   if (per_rod)
     rod_solve = [&](const SparseMatrix& m, const VecX& b, const std::vector<int>& rods, VecX& x) {
+      if (++calls == fail_call) return false;
       return blocks.solve_blocks(m, rods, b, x);
     };
   Solved s;
@@ -118,6 +121,7 @@ Solved solve(const ContactProblem& p, bool per_rod, int threads) {
   solver.report(x1, p.h, s.report);
   for (const VertexContact& vc : solver.contacts())
     s.contacts.push_back({p.model.layout.global_vertex(vc.rod, vc.vertex), vc.state == FrictionState::Stick});
+  if (fail_call > 0) CHECK(calls >= fail_call);
   std::sort(s.contacts.begin(), s.contacts.end());
   return s;
 }
@@ -152,9 +156,54 @@ void check_rods_apart(int dimension, int copies) {
   const Solved whole_two = solve(p, false, 2);
   CHECK(whole_two.dv == whole.dv);
   CHECK(whole_two.contacts == whole.contacts);
+
+  // A rod solve that fails turns the rest into whole-system passes: on the first call, the
+  // whole system's passes exactly; later, the same contacts and velocity change.
+  const Solved fail_first = solve(p, true, 1, {}, 1);
+  CHECK(fail_first.dv == whole.dv);
+  CHECK(fail_first.contacts == whole.contacts);
+  const Solved fail_second = solve(p, true, 1, {}, 2);
+  CHECK(fail_second.contacts == whole.contacts);
+  CHECK((fail_second.dv - whole.dv).cwiseAbs().maxCoeff() <= 1e-9 * whole.dv.cwiseAbs().maxCoeff());
 }
 
 }  // namespace
+
+TEST_CASE("contact solver: the passes each path takes on the seven rods (the stages' gating pinned)") {
+  // The counts follow from the gating of the stages (release, then friction, then new
+  // contacts): whole-system passes hold a stage back everywhere, rods apart per rod. A change
+  // to either gating changes them; recount and justify it when it is meant.
+  for (int dimension : {2, 3}) {  // the same counts in 2D and 3D
+    CAPTURE(dimension);
+    const ContactProblem p = rods_on_floor(dimension);
+    const Solved whole = solve(p, false, 1);
+    const Solved apart = solve(p, true, 1);
+    CHECK(whole.report.solves == 4);
+    CHECK(apart.report.solves == 4);
+    CHECK(apart.report.rod_solves == 19);  // 7 in the first pass
+  }
+}
+
+TEST_CASE("contact solver: unsettled at max_iterations, rods apart make only the unsettled rods safe") {
+  // Two passes allowed: the whole system's safe set sticks every contact; rods apart, the rods
+  // still changing stick, and those that settled keep their sliding contacts.
+  ContactSettings settings;
+  settings.max_iterations = 2;
+  const ContactProblem p = rods_on_floor(3);
+  const Solved whole = solve(p, false, 1, settings);
+  const Solved apart = solve(p, true, 1, settings);
+  CHECK_FALSE(whole.report.converged);
+  CHECK_FALSE(apart.report.converged);
+  auto sticking = [](const Solved& s) {
+    int count = 0;
+    for (const auto& [vertex, sticks] : s.contacts) count += sticks;
+    return count;
+  };
+  REQUIRE(!whole.contacts.empty());
+  CHECK(sticking(whole) == static_cast<int>(whole.contacts.size()));
+  CHECK(sticking(apart) > 0);
+  CHECK(sticking(apart) < static_cast<int>(apart.contacts.size()));
+}
 
 TEST_CASE("contact solver: rods apart settle their contacts each on its own, as the whole system does, 2D and 3D") {
   SUBCASE("2D") { check_rods_apart(2, 1); }
@@ -184,6 +233,31 @@ TEST_CASE("integrator preconditioner: solve_blocks solves the listed blocks with
     indefinite.coeffRef(f, f) = -1.0;
     CHECK_FALSE(blocks.solve_blocks(indefinite, {4}, p.rhs, x));
     CHECK(blocks.solve_blocks(indefinite, {1}, p.rhs, x));
+  }
+  SUBCASE("factors kept for the solver's next compute() are formed again after solve_blocks") {
+    // declare_blocks_solved(values, true) says the blocks' factors are those of `values`; a
+    // solve_blocks on other values in between must not leave compute() of those values
+    // trusting them.
+    RodBlockPreconditioner kept;
+    kept.set_blocks(p.model.layout.rod_free_ranges());
+    kept.compute(p.system);
+    kept.declare_blocks_solved(p.system.valuePtr(), true);
+    SparseMatrix other = p.system;
+    for (int i = 0; i < other.rows(); ++i) other.coeffRef(i, i) *= 2.0;
+    VecX y = p.rhs;
+    REQUIRE(kept.solve_blocks(other, {0, 1, 2}, p.rhs, y));
+    kept.compute(p.system);
+    CHECK(kept.solve(p.rhs) == full);
+  }
+  SUBCASE("entries between blocks are refused") {
+    SparseMatrix coupled = p.system;
+    const int a = p.model.layout.rod_free_range(0).first, b = p.model.layout.rod_free_range(1).first;
+    coupled.coeffRef(a, b) = 1e-3;
+    coupled.coeffRef(b, a) = 1e-3;
+    coupled.makeCompressed();
+    RodBlockPreconditioner q;
+    q.set_blocks(p.model.layout.rod_free_ranges());
+    CHECK_FALSE(q.solve_blocks(coupled, {2}, p.rhs, x));
   }
   SUBCASE("groups, or DOFs in no block, are refused") {
     RodBlockPreconditioner grouped;

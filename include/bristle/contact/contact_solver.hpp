@@ -227,7 +227,7 @@ class ContactSolver {
   std::vector<Vec3> previous_slip_;
   std::vector<double> previous_bound_;
   int solves_ = 0;
-  long rod_solves_ = 0;
+  long long rod_solves_ = 0;
   bool converged_ = true;
   // Per rod: every rod (whole-system passes), the rods the next pass solves, those a stage
   // changed or switched in this pass, and a stage's eligible rods.

@@ -136,8 +136,8 @@ class RodBlockPreconditioner {
   /// values changed (factorize_block). The exact solution of a system whose blocks do not
   /// couple (the caller's to know: no entry between blocks) for just the blocks whose rows
   /// changed, as the contact solver's passes need. False, x's listed entries then undefined,
-  /// where that is not exact: groups are set, a listed block has entries left out of its band,
-  /// or is not positive definite. Not a preconditioner application (not a CG iteration);
+  /// where that is not exact: the pattern has entries between blocks or DOFs in none, groups
+  /// are set, a listed block has entries left out of its band, or is not positive definite. Not a preconditioner application (not a CG iteration);
   /// compute() must come before the next solve().
   bool solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs, VecX& x);
 
@@ -237,6 +237,7 @@ class RodBlockPreconditioner {
   int analyzed_n_ = -1, analyzed_nonzeros_ = -1;
   std::vector<int> diagonal_index_;
   std::vector<int> outside_blocks_;  // DOFs in no block
+  bool entries_between_blocks_ = false;  // the analysed pattern couples two blocks (or a block and the rest)
   std::vector<int> jacobi_dofs_;     // DOFs preconditioned by their diagonal: outside, or failed blocks
   std::vector<double> jacobi_inverse_;
   int size_ = 0;
