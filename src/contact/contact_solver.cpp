@@ -225,18 +225,10 @@ bool ContactSolver::scan_rod(int rod, const VecX& xp, double h, double add_below
 // only while the driving impulse exceeds 2 B and oscillates below that, which is exactly the
 // nearly-stuck sliding of a bristle tip. The first pass after a stick -> slide switch has no
 // slip to linearise about: it uses c = 0 and s_0 against the static impulse that was too large.
-void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free,
-                                      const std::vector<char>& rods) {
+void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free) {
   constraints_.clear();
-  // The right-hand side of the marked rods (a pass solves no other).
-  if (rhs_.size() != rhs_free.size()) rhs_.setZero(rhs_free.size());
-  for (int r = 0; r < static_cast<int>(rods.size()); ++r)
-    if (rods[r]) {
-      const auto [begin, end] = model_.layout.rod_free_range(r);
-      rhs_.segment(begin, end - begin) = rhs_free.segment(begin, end - begin);
-    }
-  for (VertexContact& vc : contacts_)
-    if (rods[vc.rod]) constraints_.push_back(build_constraint(vc, x0, v, h));
+  rhs_ = rhs_free;
+  for (VertexContact& vc : contacts_) constraints_.push_back(build_constraint(vc, x0, v, h));
 }
 
 VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h) {
@@ -322,13 +314,12 @@ void ContactSolver::make_safe(const std::vector<char>& rods) {
 
 // Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
 // blocks, consecutive in every column of the block). The caller restores J's values.
-void ContactSolver::add_friction_matrices(SparseMatrix& system, const std::vector<char>& rods) const {
+void ContactSolver::add_friction_matrices(SparseMatrix& system) const {
   const int D = model_.dimension;
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   double* values = system.valuePtr();
-  for (const VertexContact& vc : contacts_)
-    if (rods[vc.rod]) add_friction_matrix(vc, D, outer, inner, values);
+  for (const VertexContact& vc : contacts_) add_friction_matrix(vc, D, outer, inner, values);
 }
 
 void ContactSolver::add_friction_matrix(const VertexContact& vc, int D, const int* outer, const int* inner,
@@ -348,10 +339,8 @@ void ContactSolver::add_friction_matrix(const VertexContact& vc, int D, const in
 // unfiltered, without the friction matrices), split into normal impulses lambda (N lambda =
 // the normal part of c) and the tangential rest, the friction impulse (static while sticking,
 // kinetic while sliding).
-void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free,
-                                     const std::vector<char>& rods) {
-  for (VertexContact& vc : contacts_)
-    if (rods[vc.rod]) compute_impulse(vc, system, dv_free, rhs_free);
+void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) {
+  for (VertexContact& vc : contacts_) compute_impulse(vc, system, dv_free, rhs_free);
 }
 
 void ContactSolver::compute_impulse(VertexContact& vc, const SparseMatrix& system, const VecX& dv_free,
@@ -677,12 +666,12 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       std::fill(rod_active_.begin(), rod_active_.end(), 1);
     }
     rod_solves_ += rod_count;
-    build_constraints(x0, v, h, rhs_free, all_rods_);
+    build_constraints(x0, v, h, rhs_free);
     bool solved;
     if (constraints_.empty()) {
       solved = linear_solve(system, rhs_, guess, dv_free);
     } else {
-      add_friction_matrices(system, all_rods_);
+      add_friction_matrices(system);
       filter_system(system, rhs_, constraints_, D, &filter_scratch_);
       solved = linear_solve(system, rhs_, zero_, y_);
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
@@ -697,7 +686,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       const int f = layout.free_index(dof);
       if (f >= 0) v_trial_[dof] += dv_free[f];
     }
-    compute_impulses(system, dv_free, rhs_free, all_rods_);
+    compute_impulses(system, dv_free, rhs_free);
     return true;
   };
   // Marks in rod_stage_ the rods of `eligible` a stage may act on: per rod, those the last

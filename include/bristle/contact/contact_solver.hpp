@@ -163,14 +163,14 @@ class ContactSolver {
   double max_penetration_fraction(const VecX& x) const;
 
  private:
-  // The stages and the pieces of a pass act on the vertices of the rods `rods` marks
-  // (per rod; all of them for whole-system passes), and mark the rods they change in
-  // rod_changed_ (and rod_switched_: a stick/slide switch).
+  // The stages act on the vertices of the rods `rods` marks (per rod; all of them for
+  // whole-system passes), and mark the rods they change in rod_changed_ (and rod_switched_: a
+  // stick/slide switch). The pieces of a whole-system pass act on every contact; rods apart,
+  // solve() runs their per-vertex parts rod by rod.
   bool add_or_refresh(const VecX& xp, double h, double add_below, bool refresh_all, const std::vector<char>& rods);
-  void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free, const std::vector<char>& rods);
-  void add_friction_matrices(SparseMatrix& system, const std::vector<char>& rods) const;
-  void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free,
-                        const std::vector<char>& rods);
+  void build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free);
+  void add_friction_matrices(SparseMatrix& system) const;
+  void compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free);
   struct FrictionChange {
     bool switched = false;  ///< a vertex went from sticking to sliding or back
     bool updated = false;   ///< a sliding vertex's bound or direction moved
