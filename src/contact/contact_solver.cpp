@@ -35,10 +35,48 @@ Eigen::MatrixXd normals_of(const VertexContact& vc) {
   return n;
 }
 
-/// The component of `vector` orthogonal to the span of the columns of `normals`.
-Vec3 tangential_part(const Eigen::MatrixXd& normals, const Vec3& vector) {
+// A vertex touches one collider almost always (a brush's tips on the paper): its normals'
+// least-squares problems are then closed forms over fixed-size vectors, where the general
+// path (a dynamic matrix and its decomposition per call) would allocate on every contact of
+// every pass (a tenth of the pressed brush's time went to malloc and free).
+
+/// The coefficient c minimising |n c - vector|: n.vector / n.n, 0 for a zero n (the
+/// minimum-norm answer, as CompleteOrthogonalDecomposition gives for a rank-0 matrix).
+double along_normal(const Vec3& n, const Vec3& vector) {
+  const double nn = n.squaredNorm();
+  return nn > 0.0 ? n.dot(vector) / nn : 0.0;
+}
+
+/// The component of `vector` orthogonal to the span of the vertex's contact normals.
+Vec3 tangential_part(const VertexContact& vc, const Vec3& vector) {
+  if (vc.contacts.size() == 1) {
+    const Vec3& n = vc.contacts.front().normal;
+    return vector - n * along_normal(n, vector);
+  }
+  const Eigen::MatrixXd normals = normals_of(vc);
   const Eigen::VectorXd coefficients = normals.completeOrthogonalDecomposition().solve(vector);
   return vector - normals * coefficients;
+}
+
+/// An orthonormal basis of R^D (columns of the top-left D x D block) whose first column is
+/// n / |n|, n != 0 and D = 2 or 3.
+Mat3 frame_from_normal(const Vec3& n, int dimension) {
+  Mat3 frame = Mat3::Identity();
+  const Vec3 q = n / n.norm();
+  frame.col(0) = q;
+  if (dimension == 2) {
+    frame.col(1) = Vec3(-q.y(), q.x(), 0.0);
+  } else {
+    // The axis least aligned with q, made orthogonal to it (|q_axis| <= 1/sqrt(3)).
+    Eigen::Index axis = 0;
+    q.cwiseAbs().minCoeff(&axis);
+    Vec3 t = -q[axis] * q;
+    t[axis] += 1.0;
+    t.normalize();
+    frame.col(1) = t;
+    frame.col(2) = q.cross(t);
+  }
+  return frame;
 }
 
 }  // namespace
@@ -233,19 +271,55 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
 
 VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h) {
   const int D = model_.dimension;
-  const Eigen::MatrixXd N = normals_of(vc);
-  Eigen::VectorXd b(N.cols());
   const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
   const Vec3 x_start = position(x0, gv), v_now = position(v, gv);
-  for (int k = 0; k < N.cols(); ++k) {
-    vc.contacts[k].start_offset = vc.contacts[k].target - vc.contacts[k].normal.dot(x_start);
-    b[k] = vc.contacts[k].start_offset / h;
-  }
+  for (ColliderContact& cc : vc.contacts) cc.start_offset = cc.target - cc.normal.dot(x_start);
   const Vec3 u = vc.contacts.front().surface_velocity;
 
   VelocityConstraint constraint;
   constraint.free = vc.free;
   vc.friction_matrix.setZero();
+  if (vc.contacts.size() == 1) {
+    // One normal n, the common case in closed form (the general path below computes the same
+    // with decompositions of 3 x m matrices). Sticking: the minimum-norm correction c with
+    // n.(u + c) = b, c = n (b - n.u) / n.n.
+    const Vec3& n = vc.contacts.front().normal;
+    const double b = vc.contacts.front().start_offset / h;
+    if (vc.state == FrictionState::Stick) {
+      const double nn = n.squaredNorm();
+      const Vec3 v_target = u + (nn > 0.0 ? Vec3(n * ((b - n.dot(u)) / nn)) : Vec3::Zero());
+      constraint.frame = Mat3::Identity();
+      constraint.count = D;
+      constraint.value.head(D) = (v_target - v_now).head(D);
+      return constraint;
+    }
+    // Sliding: the velocity along n's in-plane part q = n_D / |n_D| is prescribed,
+    // q.v = b / (n_D.q) = b / |n_D|; the rest of the frame is free, with friction's matrix
+    // on it. An n with no in-plane part prescribes nothing.
+    Vec3 n_in_plane = Vec3::Zero();
+    n_in_plane.head(D) = n.head(D);
+    const double in_plane = n_in_plane.norm();
+    Mat3 tangent = Mat3::Zero();
+    tangent.topLeftCorner(D, D).setIdentity();
+    if (in_plane > 0.0) {
+      constraint.frame = frame_from_normal(n_in_plane, D);
+      constraint.count = 1;
+      const Vec3 q = constraint.frame.col(0);
+      constraint.value[0] = b / in_plane - q.dot(v_now);
+      tangent -= q * q.transpose();
+    } else {
+      constraint.frame = Mat3::Identity();
+      constraint.count = 0;
+    }
+    const Vec3 s = vc.slip_direction;
+    vc.friction_matrix = vc.direction_stiffness * (tangent - s * s.transpose());
+    const Vec3 f0 = -vc.friction_bound * s - vc.friction_matrix * (v_now - u);
+    rhs_.segment(vc.free, D) += f0.head(D);
+    return constraint;
+  }
+  const Eigen::MatrixXd N = normals_of(vc);
+  Eigen::VectorXd b(N.cols());
+  for (int k = 0; k < N.cols(); ++k) b[k] = vc.contacts[k].start_offset / h;
   if (vc.state == FrictionState::Stick) {
     const Eigen::VectorXd correction =
         N.transpose().completeOrthogonalDecomposition().solve(b - N.transpose() * u);
@@ -355,6 +429,12 @@ void ContactSolver::compute_impulse(VertexContact& vc, const SparseMatrix& syste
     double sum = 0.0;
     for (int k = outer[col]; k < outer[col + 1]; ++k) sum += values[k] * dv_free[inner[k]];
     c[j] = sum - rhs_free[col];
+  }
+  if (vc.contacts.size() == 1) {
+    ColliderContact& cc = vc.contacts.front();
+    cc.normal_impulse = along_normal(cc.normal, c);
+    vc.friction_impulse = c - cc.normal * cc.normal_impulse;
+    return;
   }
   const Eigen::MatrixXd N = normals_of(vc);
   const Eigen::VectorXd lambda = N.completeOrthogonalDecomposition().solve(c);
@@ -479,8 +559,7 @@ void ContactSolver::update_friction_of(VertexContact& vc, const VecX& v_trial, F
   double bound = 0.0;
   for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
   bound = std::max(bound, 0.0);  // a held contact may pull a little: no friction from that
-  const Eigen::MatrixXd N = normals_of(vc);
-  const Vec3 slip = tangential_part(N, position(v_trial, gv) - vc.contacts.front().surface_velocity);
+  const Vec3 slip = tangential_part(vc, position(v_trial, gv) - vc.contacts.front().surface_velocity);
 
   if (vc.state == FrictionState::Stick) {
     const double tangential = vc.friction_impulse.norm();
@@ -511,7 +590,7 @@ void ContactSolver::update_friction_of(VertexContact& vc, const VecX& v_trial, F
   // stays well defined as the slip vanishes (near a pivot the slip is tiny and turns from
   // one pass to the next; z then keeps the direction of the friction the vertex needed).
   // (Tangential to round-off: a slip that vanished leaves only round-off, in any direction.)
-  const Vec3 trial = tangential_part(N, applied - vertex_mass_[gv] * slip);
+  const Vec3 trial = tangential_part(vc, applied - vertex_mass_[gv] * slip);
   const double trial_norm = trial.norm();
   const double along = slip.dot(vc.slip_direction);
   if (vc.friction_bound > 0.0 && !(along > 0.0) && may_stick) {
