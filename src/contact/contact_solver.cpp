@@ -654,7 +654,12 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   const int n_free = static_cast<int>(rhs_free.size());
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
-  saved_values_ = Eigen::Map<const VecX>(system.valuePtr(), system.nonZeros());
+  // The values are saved as passes first change them: a rod's columns by the thread that
+  // filters them (rods apart), all of them before a whole-system pass. (A copy of the whole
+  // matrix on one thread here was a tenth of the pressed brush's time on two threads.)
+  saved_values_.resize(system.nonZeros());
+  rod_values_saved_.assign(rod_count, 0);
+  all_values_saved_ = false;
   zero_.setZero(n_free);
   if (dv_free.size() != n_free) dv_free.setZero(n_free);
 
@@ -696,6 +701,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     for (int k = 0; k < count; ++k) {
       const int r = active_rods_[k];
       const auto [begin, end] = layout.rod_free_range(r);
+      save_rod_values(system, r);
       rhs_.segment(begin, end - begin) = rhs_free.segment(begin, end - begin);
       std::vector<VelocityConstraint>& constraints = rod_constraints_[r];
       constraints.clear();
@@ -713,7 +719,11 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     }
     const bool solved = rod_solve(system, rhs_, active_rods_, y_);
     if (!solved) {
-      Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
+      // Only the active rods' columns were filtered (all saved above).
+      for (const int r : active_rods_) {
+        const auto [begin, end] = layout.rod_free_range(r);
+        std::copy(saved_values_.data() + outer[begin], saved_values_.data() + outer[end], values + outer[begin]);
+      }
       return false;
     }
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (parallel)
@@ -745,6 +755,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       std::fill(rod_active_.begin(), rod_active_.end(), 1);
     }
     rod_solves_ += rod_count;
+    save_all_values(system);
     build_constraints(x0, v, h, rhs_free);
     bool solved;
     if (constraints_.empty()) {
@@ -819,6 +830,32 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     }
   }
   return ok;
+}
+
+void ContactSolver::save_rod_values(const SparseMatrix& system, int rod) {
+  if (rod_values_saved_[rod]) return;
+  const auto [begin, end] = model_.layout.rod_free_range(rod);
+  const int* outer = system.outerIndexPtr();
+  std::copy(system.valuePtr() + outer[begin], system.valuePtr() + outer[end], saved_values_.data() + outer[begin]);
+  rod_values_saved_[rod] = 1;
+}
+
+void ContactSolver::save_all_values(const SparseMatrix& system) {
+  if (all_values_saved_) return;
+  // Columns saved by passes before (rods apart) are kept; the others, and any value outside
+  // the rods' columns, are as solve() received them: copied now.
+  const int rod_count = static_cast<int>(rod_values_saved_.size());
+  const int* outer = system.outerIndexPtr();
+  const double* values = system.valuePtr();
+  int at = 0;  // values before `at` are handled
+  for (int r = 0; r < rod_count; ++r) {
+    const auto [begin, end] = model_.layout.rod_free_range(r);
+    std::copy(values + at, values + outer[begin], saved_values_.data() + at);
+    save_rod_values(system, r);
+    at = outer[end];
+  }
+  std::copy(values + at, values + system.nonZeros(), saved_values_.data() + at);
+  all_values_saved_ = true;
 }
 
 void ContactSolver::predict_positions(const VecX& x0, double h, const std::vector<char>& rods) {

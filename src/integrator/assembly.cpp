@@ -72,7 +72,6 @@ SystemAssembler::SystemAssembler(const Model& model) : model_(model) {
 
 void SystemAssembler::build_pattern() {
   const DofLayout& layout = model_.layout;
-  const int D = model_.dimension;
   const int n = layout.free_dof_count();
   const int vertices = layout.node_count();  // nodes: vertices and twist edges
 

@@ -1472,8 +1472,9 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   const VecX& x_hat = *ctx.x_hat;
   const double h = ctx.h;
   const int n = static_cast<int>(x_hat.size());
-  const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain(model_, ctx.x1),
-                                   2.0 * largest_edge_strain(model_, *ctx.x0)});
+  const int threads = settings_.threads;
+  const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain(model_, ctx.x1, threads),
+                                   2.0 * largest_edge_strain(model_, *ctx.x0, threads)});
   double s = 1.0;
   bool passed = false;
   ctx.trial_x.resize(n);
@@ -1483,7 +1484,7 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
       ++ctx.report.line_search_halvings;
     }
     for_each_entry(n, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]); });
-    if (largest_edge_strain(model_, ctx.trial_x) <= allowed) {
+    if (largest_edge_strain(model_, ctx.trial_x, threads) <= allowed) {
       passed = true;
       break;
     }

@@ -97,9 +97,13 @@ Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int ver
   return p;
 }
 
-double largest_edge_strain(const Model& model, const VecX& positions) {
+double largest_edge_strain(const Model& model, const VecX& positions, int threads) {
+  // A maximum is exact in any order: the same bits on any number of threads.
   double largest = 0.0;
-  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+  const int rod_count = static_cast<int>(model.rods.size());
+  constexpr int kParallelDofs = 4096;  // below this, waking other threads costs more than the loop
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(max : largest) if (threads > 1 && positions.size() >= kParallelDofs && rod_count > 1)
+  for (int r = 0; r < rod_count; ++r) {
     const Rod& rod = model.rods[r];
     for (int j = 0; j < rod.edge_count(); ++j) {
       const double length =

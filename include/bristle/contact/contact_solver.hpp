@@ -243,6 +243,13 @@ class ContactSolver {
   std::vector<int> rod_contact_offsets_, rod_contact_list_;
   int threads_ = 1;
   VecX saved_values_, rhs_, y_, zero_, v_trial_, xp_;
+  // The system's values as solve() received them, copied a rod's columns at a time, on the
+  // threads, when a pass first changes them (rod_values_saved_); all of them before a
+  // whole-system pass (save_all_values).
+  std::vector<char> rod_values_saved_;
+  bool all_values_saved_ = false;
+  void save_rod_values(const SparseMatrix& system, int rod);
+  void save_all_values(const SparseMatrix& system);
 };
 
 }  // namespace bristle

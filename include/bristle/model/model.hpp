@@ -133,7 +133,8 @@ State initial_state(const Model& model);
 /// Position of a rod's vertex, as a 3-vector (z = 0 in 2D).
 Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int vertex);
 
-/// The largest strain |l / L - 1| of any edge (l its length at `positions`, L its rest length).
-double largest_edge_strain(const Model& model, const VecX& positions);
+/// The largest strain |l / L - 1| of any edge (l its length at `positions`, L its rest length),
+/// on `threads` threads (the same value on any number).
+double largest_edge_strain(const Model& model, const VecX& positions, int threads = 1);
 
 }  // namespace bristle
