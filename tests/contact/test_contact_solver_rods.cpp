@@ -235,8 +235,10 @@ TEST_CASE("contact solver: a vertex on one collider settles as on the same colli
       CHECK(std::count_if(once.contacts.begin(), once.contacts.end(), [](auto c) { return c.second == 1; }) > 0);
       // The seventh rod, which lands in a later pass, is left out: on the floor given twice
       // it ends sliding where on one floor it sticks, with the decompositions as before the
-      // closed forms (seen 2026-11-29; two coincident colliders are a degenerate case, their
-      // normals' matrix of rank 1). The other rods do not couple to it.
+      // closed forms. Traced (2026-11-29): in the pass after it lands it slides without
+      // friction yet, its slip is round-off (1e-17 .. 1e-11 m/s), and the friction direction
+      // taken from that slip decides whether the next pass sticks or slides; the round-off
+      // differs between one normal and two. The other rods do not couple to it.
       const int landing = 6 * 9;  // rod 6's first vertex (rods of 8 edges)
       auto before_landing = [&](const Solved& s) {
         std::vector<std::pair<int, int>> kept;
