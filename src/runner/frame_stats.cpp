@@ -32,6 +32,7 @@ void FrameStats::add(const StepReport& report) {
     friction_sum_[c] += contact.colliders[c].friction_force;
   }
   contact_solves_ += contact.solves;
+  contact_rod_solves_ += contact.rod_solves;
   if (!contact.converged) ++contact_unconverged_;
   max_penetration_ = std::max(max_penetration_, contact.max_penetration);
   max_penetration_fraction_ = std::max(max_penetration_fraction_, contact.max_penetration_fraction);
@@ -92,6 +93,7 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   if (has_contact_)
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
                                          contact_unconverged_, max_penetration_, max_penetration_fraction_);
+  if (has_contact_) json["contact"]["rod_solves"] = contact_rod_solves_;
   if (energies.has_rod_contact) {
     nlohmann::json rod{{"pairs", rod_contact_last_.pairs},
                        {"candidates", rod_contact_last_.candidates},

@@ -41,6 +41,7 @@ class FrameStats {
   std::vector<double> normal_sum_;    // per collider: sum over steps of the normal force [N]
   std::vector<double> friction_sum_;  // likewise, friction [N]
   long long contact_solves_ = 0;
+  long long contact_rod_solves_ = 0;  // rods solved over those passes (ContactReport::rod_solves)
   int contact_unconverged_ = 0;
   double max_penetration_ = 0.0;
   double max_penetration_fraction_ = 0.0;
