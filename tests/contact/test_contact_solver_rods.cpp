@@ -5,6 +5,7 @@
 // solved; the same bits on one thread and two.
 
 #include <algorithm>
+#include <random>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -253,6 +254,61 @@ TEST_CASE("contact solver: a vertex on one collider settles as on the same colli
       CHECK(error <= 1e-9 * once.dv.cwiseAbs().maxCoeff());
     }
   }
+}
+
+// The solver saves the matrix it is given a rod's columns at a time, as passes first change
+// them: a second solve (the next Newton iteration) must save its own matrix, not restore the
+// first one's.
+TEST_CASE("contact solver: the second solve of a step restores its own matrix, rods apart and whole") {
+  for (const bool per_rod : {true, false}) {
+    CAPTURE(per_rod);
+    const ContactProblem p = rods_on_floor(3);
+    ContactSolver solver(p.model, ContactSettings{});
+    solver.begin_step();
+    const ContactSolver::LinearSolve direct = [](const SparseMatrix& m, const VecX& b, const VecX&, VecX& x) {
+      Eigen::SimplicialLDLT<SparseMatrix> ldlt(m);
+      x = ldlt.solve(b);
+      return ldlt.info() == Eigen::Success;
+    };
+    RodBlockPreconditioner blocks;
+    blocks.set_blocks(p.model.layout.rod_free_ranges());
+    ContactSolver::RodSolve rod_solve;
+    if (per_rod)
+      rod_solve = [&](const SparseMatrix& m, const VecX& b, const std::vector<int>& rods, VecX& x) {
+        return blocks.solve_blocks(m, rods, b, x);
+      };
+    SparseMatrix first = p.system, second = p.system;
+    for (int k = 0; k < second.nonZeros(); ++k) second.valuePtr()[k] *= 1.5;  // SPD still
+    const SparseMatrix second_given = second;
+    VecX dv = VecX::Zero(p.rhs.size());
+    REQUIRE(solver.solve(first, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct, dv, rod_solve));
+    REQUIRE(solver.solve(second, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct, dv, rod_solve));
+    CHECK(Eigen::Map<const VecX>(second.valuePtr(), second.nonZeros()) ==
+          Eigen::Map<const VecX>(second_given.valuePtr(), second_given.nonZeros()));
+  }
+}
+
+// The strain limit's scan is a parallel maximum: the same value on any number of threads.
+TEST_CASE("largest edge strain: the same on one thread and two, enough rods to go parallel") {
+  const ContactProblem p = rods_on_floor(3, 40);  // 280 rods, 7560 DOFs
+  REQUIRE(p.x0.size() >= 4096);
+  VecX x = p.x0;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> jitter(-1e-4, 1e-4);
+  for (int i = 0; i < x.size(); ++i) x[i] += jitter(rng);
+  // The largest strain in the last rod (the second thread's share): its first edge stretched.
+  const int last = static_cast<int>(p.model.rods.size()) - 1;
+  const int dof = p.model.layout.vertex_dof(last, 1);
+  x[dof] += 0.004;  // about a third of the 12.5 mm edge
+  double expected = 0.0;
+  for (int r = 0; r <= last; ++r)
+    for (int j = 0; j < p.model.rods[r].edge_count(); ++j) {
+      const double l = (vertex_position(p.model, x, r, j + 1) - vertex_position(p.model, x, r, j)).norm();
+      expected = std::max(expected, std::abs(l / p.model.rods[r].rest_lengths[j] - 1.0));
+    }
+  CHECK(expected > 0.2);
+  CHECK(largest_edge_strain(p.model, x, 1) == expected);
+  for (int repeat = 0; repeat < 20; ++repeat) CHECK(largest_edge_strain(p.model, x, 2) == expected);
 }
 
 TEST_CASE("integrator preconditioner: solve_blocks solves the listed blocks with solve()'s bits and leaves the rest") {
