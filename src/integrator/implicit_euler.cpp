@@ -63,7 +63,12 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.assembly_seconds += part.assembly_seconds;
   total.solve_seconds += part.solve_seconds;
   total.energies = part.energies;
-  total.contact = part.contact;
+  // Contact: the state is the last part's; the work is every part's, as CG's and Newton's
+  // (the attempt that was split spent its solves too).
+  ContactReport contact = part.contact;
+  contact.solves += total.contact.solves;
+  contact.rod_solves += total.contact.rod_solves;
+  total.contact = std::move(contact);
   total.rod_contact = part.rod_contact;
   total.ccd_limited += part.ccd_limited;
 }
