@@ -86,6 +86,15 @@ ContactProblem rods_on_floor(int dimension, int copies = 1, const Mat3& rotation
   return p;
 }
 
+/// The whole system's direct solve (sparse LDL^T), the reference for rods apart.
+ContactSolver::LinearSolve direct_solve() {
+  return [](const SparseMatrix& m, const VecX& b, const VecX&, VecX& x) {
+    Eigen::SimplicialLDLT<SparseMatrix> ldlt(m);
+    x = ldlt.solve(b);
+    return ldlt.info() == Eigen::Success;
+  };
+}
+
 struct Solved {
   VecX dv;
   ContactReport report;
@@ -98,11 +107,7 @@ Solved solve(const ContactProblem& p, bool per_rod, int threads, ContactSettings
   solver.set_threads(threads);
   solver.begin_step();
   SparseMatrix system = p.system;
-  const ContactSolver::LinearSolve direct = [](const SparseMatrix& m, const VecX& b, const VecX&, VecX& x) {
-    Eigen::SimplicialLDLT<SparseMatrix> ldlt(m);
-    x = ldlt.solve(b);
-    return ldlt.info() == Eigen::Success;
-  };
+  const ContactSolver::LinearSolve direct = direct_solve();
   RodBlockPreconditioner blocks;
   blocks.set_blocks(p.model.layout.rod_free_ranges());
   blocks.set_threads(threads);
@@ -265,11 +270,6 @@ TEST_CASE("contact solver: the second solve of a step restores its own matrix, r
     const ContactProblem p = rods_on_floor(3);
     ContactSolver solver(p.model, ContactSettings{});
     solver.begin_step();
-    const ContactSolver::LinearSolve direct = [](const SparseMatrix& m, const VecX& b, const VecX&, VecX& x) {
-      Eigen::SimplicialLDLT<SparseMatrix> ldlt(m);
-      x = ldlt.solve(b);
-      return ldlt.info() == Eigen::Success;
-    };
     RodBlockPreconditioner blocks;
     blocks.set_blocks(p.model.layout.rod_free_ranges());
     ContactSolver::RodSolve rod_solve;
@@ -281,8 +281,8 @@ TEST_CASE("contact solver: the second solve of a step restores its own matrix, r
     for (int k = 0; k < second.nonZeros(); ++k) second.valuePtr()[k] *= 1.5;  // SPD still
     const SparseMatrix second_given = second;
     VecX dv = VecX::Zero(p.rhs.size());
-    REQUIRE(solver.solve(first, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct, dv, rod_solve));
-    REQUIRE(solver.solve(second, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct, dv, rod_solve));
+    REQUIRE(solver.solve(first, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct_solve(), dv, rod_solve));
+    REQUIRE(solver.solve(second, p.rhs, p.x0, p.v, p.h, VecX::Zero(p.rhs.size()), direct_solve(), dv, rod_solve));
     CHECK(Eigen::Map<const VecX>(second.valuePtr(), second.nonZeros()) ==
           Eigen::Map<const VecX>(second_given.valuePtr(), second_given.nonZeros()));
   }
