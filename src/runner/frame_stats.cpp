@@ -90,10 +90,11 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   json["substeps"] = substeps_;
   json["unconverged_steps"] = unconverged_steps_;
   json["energies"] = energies_to_json(energies);
-  if (has_contact_)
+  if (has_contact_) {
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
                                          contact_unconverged_, max_penetration_, max_penetration_fraction_);
-  if (has_contact_) json["contact"]["rod_solves"] = contact_rod_solves_;
+    json["contact"]["rod_solves"] = contact_rod_solves_;
+  }
   if (energies.has_rod_contact) {
     nlohmann::json rod{{"pairs", rod_contact_last_.pairs},
                        {"candidates", rod_contact_last_.candidates},

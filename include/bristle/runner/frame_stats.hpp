@@ -20,9 +20,9 @@ class FrameStats {
   /// Keys: steps, cg_iterations (sum), cg_iterations_max (per step), cg_residual (last
   /// step's), cg_residual_max, newton_iterations (sum), energies {kinetic, stretch, bend,
   /// elastic, gravitational, load, potential, total} [J]; and, when the model has colliders,
-  /// contact (see contact_stats_json, plus rod_solves: the rods its passes solved); with rod-rod contact, rod_contact {pairs (gap below
-  /// g^ at the frame), candidates, overlapping (pairs left out: they started inside each
-  /// other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
+  /// contact (see contact_stats_json, plus rod_solves: the rods its passes solved); with
+  /// rod-rod contact, rod_contact {pairs (gap below g^ at the frame), candidates, overlapping
+  /// (pairs left out: they started inside each other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
   /// last frame, absent when no two segments came near, ccd_limited (line searches CCD shortened)}.
   nlohmann::json take(const EnergyBreakdown& energies);
 
