@@ -20,8 +20,9 @@ namespace {
 // small enough to keep the vertex's block well scaled next to its mass.
 constexpr double kMaxDirectionStiffness = 1e6;
 
-// Solves after make_safe() at most (each may add vertices that still penetrate).
-constexpr int kSafeSolves = 4;
+// Solves after finish_unsettled(), at most, unless a vertex is still to slide (each pass may add
+// vertices that still penetrate).
+constexpr int kFinishSolves = 4;
 
 // Below this much work (the DOFs of the rods a loop visits) a loop over rods stays on one
 // thread: a pass over a few short rods costs less than waking the others (hair_on_sphere's 24
@@ -360,15 +361,18 @@ VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX
 }
 
 // The way out when the active set did not settle within max_iterations, for the rods marked
-// (all of them for whole-system passes; rods apart, those still changing: the settled ones keep
-// their friction): every contact
-// sticks (its whole velocity prescribed: the surface's, corrected along the normals), except
-// pulling ones whose vertex starts more than a radius clear of the surface (held, they would
-// drag it down). ContactSolver::solve then solves with this set, adding (sticking) any vertex
-// still predicted to penetrate, a few times at most: the set only grows, each constrained
-// vertex ends at rest relative to the surface, and nothing is released, so these last solves
-// neither cycle nor add energy.
-void ContactSolver::make_safe(const std::vector<char>& rods) {
+// (all of them for whole-system passes; rods apart, those still changing): pulling contacts
+// whose vertex starts more than a radius clear of the surface are dropped (held, they would
+// drag it down), and no vertex may return to sticking (its stick/slide switches are used up).
+// ContactSolver::solve then runs a few more passes with every stage at once: pulling
+// contacts are released (a vertex added again is held), sticking vertices whose impulse
+// leaves the friction cone slide, sliding vertices update their bound and direction, and any
+// vertex still predicted to penetrate is added. No vertex returns to sticking or is released
+// twice, so these passes do not cycle, and a vertex's friction is bounded by the cone, not
+// by a sticking constraint. (Until 2026-11-29 every such contact stuck instead: hair on a sphere, whose
+// slow tips' friction swings by a fraction of a degree from pass to pass, was held with
+// friction up to 200 times mu lambda_n; docs/contact.md, "The active set".)
+void ContactSolver::finish_unsettled(const std::vector<char>& rods) {
   for (VertexContact& vc : contacts_) {
     if (!rods[vc.rod]) continue;
     vc.contacts.erase(std::remove_if(vc.contacts.begin(), vc.contacts.end(),
@@ -376,14 +380,14 @@ void ContactSolver::make_safe(const std::vector<char>& rods) {
                                        return cc.normal_impulse < 0.0 && cc.start_offset < -vc.radius;
                                      }),
                       vc.contacts.end());
-    vc.state = FrictionState::Stick;
-    vc.friction_bound = 0.0;
-    vc.direction_stiffness = 0.0;
+    vc.state_changes = std::max(vc.state_changes, settings_.max_state_changes);
   }
   const auto end = std::remove_if(contacts_.begin(), contacts_.end(),
                                   [](const VertexContact& vc) { return vc.contacts.empty(); });
-  contacts_.erase(end, contacts_.end());
-  rebuild_slots();
+  if (end != contacts_.end()) {
+    contacts_.erase(end, contacts_.end());
+    rebuild_slots();
+  }
 }
 
 // Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
@@ -472,7 +476,7 @@ void ContactSolver::compute_impulse(VertexContact& vc, const SparseMatrix& syste
 //     back to sticking (it may always start sliding, so friction never exceeds the cone).
 // A cycled vertex whose proximal trial lies inside the disc would stick; a change in its
 // (noise) direction does not count as unsettled.
-// And if the set still has not settled after max_iterations solves, make_safe() finishes.
+// And if the set still has not settled after max_iterations solves, finish_unsettled() finishes.
 
 // Stage 1: releases contacts whose constraint would pull (lambda_n < 0), the worst per
 // vertex first. Returns whether anything changed.
@@ -808,22 +812,32 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     if (!any_changed()) break;
     if (per_rod) rod_active_ = rod_changed_;
     if (pass + 1 >= settings_.max_iterations) {
-      // Unsettled: finish with the safe set (make_safe) on the rods still changing (all, for
-      // whole-system passes), growing it while vertices penetrate.
+      // Unsettled: finish on the rods still changing (all, for whole-system passes) with
+      // passes that cannot cycle (finish_unsettled).
       converged_ = false;
       const std::vector<char> unsettled = per_rod ? rod_active_ : all_rods_;
-      make_safe(unsettled);
-      for (int extra = 0; extra < kSafeSolves; ++extra) {
+      finish_unsettled(unsettled);
+      auto contact_count = [&] {
+        std::size_t count = 0;
+        for (const VertexContact& vc : contacts_) count += vc.contacts.size();
+        return count;
+      };
+      for (int extra = 0;; ++extra) {
         ok = solve_pass();
         if (!ok) break;
         std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
+        std::fill(rod_switched_.begin(), rod_switched_.end(), 0);
         const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
+        release_pulling(eligible_now);
+        update_friction(v_trial_, eligible_now);
         predict_positions(x0, h, eligible_now);
-        if (!add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now)) break;
-        // Every contact of the rods just scanned sticks (all rods, once the passes are the
-        // whole system's again: the safe set is then every contact, as make_safe(all) makes it).
-        for (VertexContact& vc : contacts_)
-          if (eligible_now[vc.rod]) vc.state = FrictionState::Stick;
+        const std::size_t before = contact_count();
+        add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now);
+        if (!any_changed()) break;
+        // A vertex that sticks outside the cone slides, and one predicted to penetrate is
+        // added, in one more pass however many the finish took: each does so once at most.
+        const bool switched = std::find(rod_switched_.begin(), rod_switched_.end(), 1) != rod_switched_.end();
+        if (extra + 1 >= kFinishSolves && !switched && contact_count() == before) break;
         if (per_rod) rod_active_ = rod_changed_;
       }
       break;

@@ -194,25 +194,35 @@ TEST_CASE("contact solver: the passes each path takes on the seven rods (the sta
   }
 }
 
-TEST_CASE("contact solver: unsettled at max_iterations, rods apart make only the unsettled rods safe") {
-  // Two passes allowed: the whole system's safe set sticks every contact; rods apart, the rods
-  // still changing stick, and those that settled keep their sliding contacts.
+TEST_CASE("contact solver: unsettled at max_iterations, the finish keeps friction near the cone, rods apart and whole") {
+  // Two passes allowed: the rods still changing finish (finish_unsettled) with passes that
+  // slide what leaves the cone. Until 2026-11-29 the finish stuck every contact of those rods
+  // (friction without a bound).
   ContactSettings settings;
   settings.max_iterations = 2;
   const ContactProblem p = rods_on_floor(3);
   const Solved whole = solve(p, false, 1, settings);
   const Solved apart = solve(p, true, 1, settings);
+  const Solved settled = solve(p, true, 1);
   CHECK_FALSE(whole.report.converged);
   CHECK_FALSE(apart.report.converged);
+  REQUIRE(settled.report.converged);
   auto sticking = [](const Solved& s) {
     int count = 0;
     for (const auto& [vertex, sticks] : s.contacts) count += sticks;
     return count;
   };
   REQUIRE(!whole.contacts.empty());
-  CHECK(sticking(whole) == static_cast<int>(whole.contacts.size()));
-  CHECK(sticking(apart) > 0);
-  CHECK(sticking(apart) < static_cast<int>(apart.contacts.size()));
+  // Some contacts slide, as in the settled solve (which has 37 of 54 sticking): the old finish
+  // stuck all 54.
+  CHECK(sticking(whole) < static_cast<int>(whole.contacts.size()));
+  CHECK(sticking(whole) > 0);
+  // The same states rods apart as for the whole system.
+  CHECK(apart.contacts == whole.contacts);
+  for (const Solved* s : {&whole, &apart}) {
+    CHECK(s->report.max_friction_ratio <= 1.0 + settings.friction_tolerance);
+    CHECK(s->report.max_penetration_fraction <= settings.penetration_tolerance);
+  }
 }
 
 TEST_CASE("contact solver: rods apart settle their contacts each on its own, as the whole system does, 2D and 3D") {

@@ -30,9 +30,9 @@
 ///
 /// with anti-cycling rules (a pulling stick tries sliding first, a re-added vertex is held,
 /// a vertex that cycled slides against its proximal trial impulse, a cap on returns to
-/// sticking) and, should the set
-/// still not settle within max_iterations, a safe finish (make_safe: everything in contact
-/// sticks, the set only grows).
+/// sticking) and, should the set still not settle within max_iterations, a finish that
+/// cannot cycle (finish_unsettled: nothing released, no return to sticking, the set only
+/// grows; friction stays within the cone).
 ///
 /// Nothing here adds energy: constraint impulses are exactly those that stop the normal
 /// approach (inelastic contact), so a vertex leaves a surface only as fast as the other forces
@@ -195,7 +195,7 @@ class ContactSolver {
   void index_contacts_by_rod();
   /// The DOFs of the marked rods: the work of a loop over them, for deciding on threads.
   int marked_dofs(const std::vector<char>& rods) const;
-  void make_safe(const std::vector<char>& rods);
+  void finish_unsettled(const std::vector<char>& rods);
   /// xp_ = x0 + h v_trial_ on the marked rods' DOFs: where the stages look for new contacts.
   void predict_positions(const VecX& x0, double h, const std::vector<char>& rods);
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
