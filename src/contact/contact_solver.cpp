@@ -889,6 +889,7 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.max_penetration = 0.0;
   out.max_penetration_fraction = 0.0;
   out.max_friction_ratio = 0.0;
+  out.max_friction_excess = 0.0;
   for (const VertexContact& vc : contacts_) {
     double bound = 0.0;
     for (const ColliderContact& cc : vc.contacts)
@@ -896,6 +897,7 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
     double mu = 0.0;
     for (const ColliderContact& cc : vc.contacts) mu = std::max(mu, colliders_[cc.collider].friction);
     const double friction = vc.friction_impulse.norm();
+    out.max_friction_excess = std::max(out.max_friction_excess, (friction - bound) / h);
     if (mu > 0.0 && friction > 0.0)
       out.max_friction_ratio = std::max(
           out.max_friction_ratio, bound > 0.0 ? friction / bound : std::numeric_limits<double>::infinity());

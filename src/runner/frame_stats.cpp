@@ -36,6 +36,7 @@ void FrameStats::add(const StepReport& report) {
   if (!contact.converged) ++contact_unconverged_;
   max_penetration_ = std::max(max_penetration_, contact.max_penetration);
   max_penetration_fraction_ = std::max(max_penetration_fraction_, contact.max_penetration_fraction);
+  max_friction_excess_ = std::max(max_friction_excess_, contact.max_friction_excess);
   last_contact_ = contact;
 }
 
@@ -94,6 +95,7 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,
                                          contact_unconverged_, max_penetration_, max_penetration_fraction_);
     json["contact"]["rod_solves"] = contact_rod_solves_;
+    json["contact"]["max_friction_excess"] = max_friction_excess_;
   }
   if (energies.has_rod_contact) {
     nlohmann::json rod{{"pairs", rod_contact_last_.pairs},

@@ -30,6 +30,11 @@ struct ContactReport {
   /// Coulomb cone. Contacts with no friction impulse count 0; friction where mu lambda_n <= 0,
   /// infinity.
   double max_friction_ratio = 0.0;
+  /// The largest amount by which a contact's friction force exceeds mu times its normal force,
+  /// (|friction impulse| - mu lambda_n) / h over the step's vertices [N], >= 0: zero when
+  /// friction stays in the cone. (A force, not the ratio: contacts pressed by nothing, whose
+  /// round-off friction makes the ratio infinite, count as the round-off they are.)
+  double max_friction_excess = 0.0;
 
   int contact_count() const {
     int total = 0;

@@ -20,7 +20,9 @@ class FrameStats {
   /// Keys: steps, cg_iterations (sum), cg_iterations_max (per step), cg_residual (last
   /// step's), cg_residual_max, newton_iterations (sum), energies {kinetic, stretch, bend,
   /// elastic, gravitational, load, potential, total} [J]; and, when the model has colliders,
-  /// contact (see contact_stats_json, plus rod_solves: the rods its passes solved); with
+  /// contact (see contact_stats_json, plus rod_solves: the rods its passes solved, and
+  /// max_friction_excess: the most a contact's friction exceeded mu times its normal force
+  /// at the end of any of the steps [N]); with
   /// rod-rod contact, rod_contact {pairs (gap below g^ at the frame), candidates, overlapping
   /// (pairs left out: they started inside each other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
   /// last frame, absent when no two segments came near, ccd_limited (line searches CCD shortened)}.
@@ -45,6 +47,7 @@ class FrameStats {
   int contact_unconverged_ = 0;
   double max_penetration_ = 0.0;
   double max_penetration_fraction_ = 0.0;
+  double max_friction_excess_ = 0.0;  // over the steps [N] (ContactReport::max_friction_excess)
   // Rod-rod contact (written when the energies say the model has it).
   RodContactStats rod_contact_last_;  // the last step's: the state of the frame
   double rod_min_gap_ = std::numeric_limits<double>::infinity();           // over the steps [m]
