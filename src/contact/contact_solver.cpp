@@ -20,8 +20,8 @@ namespace {
 // small enough to keep the vertex's block well scaled next to its mass.
 constexpr double kMaxDirectionStiffness = 1e6;
 
-// Solves after finish_unsettled(), at most, unless a vertex is still to slide (each pass may add
-// vertices that still penetrate).
+// Solves after finish_unsettled() while only bounds, directions and linearisations still change
+// (each pass may add vertices that still penetrate; see ContactSolver::solve).
 constexpr int kFinishSolves = 4;
 
 // Below this much work (the DOFs of the rods a loop visits) a loop over rods stays on one
@@ -198,10 +198,14 @@ bool ContactSolver::add_or_refresh(const VecX& xp, double h, double add_below, b
           vc.slip_direction = previous_slip_[gv];
           vc.friction_bound = previous_bound_[gv];
         }
-        vc.held = released_[gv] > 0;  // anti-cycling: see release_pulling
+        // A contact made in the finish slides or sticks as it starts, never back and forth.
+        vc.state_changes = finishing_ ? settings_.max_state_changes : 0;
         slot_[gv] = static_cast<int>(contacts_.size());
         contacts_.push_back(vc);
       }
+      // Anti-cycling (see release_pulling): a vertex released earlier in this solve and now
+      // added again is held, whether its other contacts kept it in the list or not.
+      if (released_[gv] > 0) contacts_[slot_[gv]].held = true;
       contacts_[slot_[gv]].contacts.push_back(pending.contact);
       rod_changed_[r] = 1;
       changed = true;
@@ -367,11 +371,13 @@ VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX
 // ContactSolver::solve then runs a few more passes with every stage at once: pulling
 // contacts are released (a vertex added again is held), sticking vertices whose impulse
 // leaves the friction cone slide, sliding vertices update their bound and direction, and any
-// vertex still predicted to penetrate is added. No vertex returns to sticking or is released
-// twice, so these passes do not cycle, and a vertex's friction is bounded by the cone, not
-// by a sticking constraint. (Until 2026-11-29 every such contact stuck instead: hair on a sphere, whose
-// slow tips' friction swings by a fraction of a degree from pass to pass, was held with
-// friction up to 200 times mu lambda_n; docs/contact.md, "The active set".)
+// vertex still predicted to penetrate is added (sticking or sliding as it starts, for good).
+// No vertex returns to sticking or is released twice, so these passes do not cycle, and a
+// vertex's friction is bounded by the cone, not by a sticking constraint (up to the sliding
+// direction's Newton term where that direction has not settled). Until 2026-11-29 every such
+// contact stuck instead: hair on a sphere, whose slow tips' friction swings by a fraction of
+// a degree from pass to pass, was held with friction up to 200 times mu lambda_n
+// (docs/contact.md, "The active set").
 void ContactSolver::finish_unsettled(const std::vector<char>& rods) {
   for (VertexContact& vc : contacts_) {
     if (!rods[vc.rod]) continue;
@@ -674,6 +680,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     vc.cycled = false;
     vc.state_changes = 0;
   }
+  finishing_ = false;
   xp_ = x0 + h * v;
   add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true, all_rods_);
 
@@ -817,29 +824,38 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       converged_ = false;
       const std::vector<char> unsettled = per_rod ? rod_active_ : all_rods_;
       finish_unsettled(unsettled);
+      finishing_ = true;
       auto contact_count = [&] {
         std::size_t count = 0;
         for (const VertexContact& vc : contacts_) count += vc.contacts.size();
         return count;
       };
       for (int extra = 0;; ++extra) {
+        const bool was_per_rod = per_rod;
         ok = solve_pass();
         if (!ok) break;
+        // Fallen back to whole-system passes: every rod is in them now, so every rod finishes.
+        if (was_per_rod && !per_rod) finish_unsettled(all_rods_);
         std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
         std::fill(rod_switched_.begin(), rod_switched_.end(), 0);
         const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
         release_pulling(eligible_now);
         update_friction(v_trial_, eligible_now);
         predict_positions(x0, h, eligible_now);
-        const std::size_t before = contact_count();
+        const std::size_t before_add = contact_count();
         add_or_refresh(xp_, h, -settings_.penetration_tolerance, /*refresh_all=*/false, eligible_now);
         if (!any_changed()) break;
-        // A vertex that sticks outside the cone slides, and one predicted to penetrate is
-        // added, in one more pass however many the finish took: each does so once at most.
+        // A vertex that switches from sticking outside the cone to sliding, or is added, goes
+        // on to one more pass however many the finish took: each does so a bounded number of
+        // times (a released vertex added again is held; a contact made in the finish switches
+        // once at most). The cap is a backstop.
         const bool switched = std::find(rod_switched_.begin(), rod_switched_.end(), 1) != rod_switched_.end();
-        if (extra + 1 >= kFinishSolves && !switched && contact_count() == before) break;
+        const bool added = contact_count() > before_add;
+        if (extra + 1 >= kFinishSolves && !switched && !added) break;
+        if (extra + 1 >= kFinishSolves + settings_.max_iterations) break;
         if (per_rod) rod_active_ = rod_changed_;
       }
+      finishing_ = false;
       break;
     }
   }

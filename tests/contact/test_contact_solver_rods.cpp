@@ -197,31 +197,45 @@ TEST_CASE("contact solver: the passes each path takes on the seven rods (the sta
 TEST_CASE("contact solver: unsettled at max_iterations, the finish keeps friction near the cone, rods apart and whole") {
   // Two passes allowed: the rods still changing finish (finish_unsettled) with passes that
   // slide what leaves the cone. Until 2026-11-29 the finish stuck every contact of those rods
-  // (friction without a bound).
+  // (friction without a bound). On the floor given once and twice (two coincident colliders:
+  // a vertex keeps its other contact when one is released, and is held when that one is
+  // added again, or the finish's passes could release and add it for ever; these rods do not
+  // reach that cycle, the bound on the solves below would catch one that did).
   ContactSettings settings;
   settings.max_iterations = 2;
-  const ContactProblem p = rods_on_floor(3);
-  const Solved whole = solve(p, false, 1, settings);
-  const Solved apart = solve(p, true, 1, settings);
-  const Solved settled = solve(p, true, 1);
-  CHECK_FALSE(whole.report.converged);
-  CHECK_FALSE(apart.report.converged);
-  REQUIRE(settled.report.converged);
-  auto sticking = [](const Solved& s) {
-    int count = 0;
-    for (const auto& [vertex, sticks] : s.contacts) count += sticks;
-    return count;
-  };
-  REQUIRE(!whole.contacts.empty());
-  // Some contacts slide, as in the settled solve (which has 37 of 54 sticking): the old finish
-  // stuck all 54.
-  CHECK(sticking(whole) < static_cast<int>(whole.contacts.size()));
-  CHECK(sticking(whole) > 0);
-  // The same states rods apart as for the whole system.
-  CHECK(apart.contacts == whole.contacts);
-  for (const Solved* s : {&whole, &apart}) {
-    CHECK(s->report.max_friction_ratio <= 1.0 + settings.friction_tolerance);
-    CHECK(s->report.max_penetration_fraction <= settings.penetration_tolerance);
+  for (const int floors : {1, 2}) {
+    CAPTURE(floors);
+    const ContactProblem p = rods_on_floor(3, 1, Mat3::Identity(), floors);
+    const Solved whole = solve(p, false, 1, settings);
+    const Solved apart = solve(p, true, 1, settings);
+    CHECK_FALSE(whole.report.converged);
+    CHECK_FALSE(apart.report.converged);
+    auto sticking = [](const Solved& s) {
+      int count = 0;
+      for (const auto& [vertex, sticks] : s.contacts) count += sticks;
+      return count;
+    };
+    REQUIRE(!whole.contacts.empty());
+    // Some contacts slide, as in a settled solve (37 of 54 sticking on one floor): the old
+    // finish stuck all 54.
+    CHECK(sticking(whole) < static_cast<int>(whole.contacts.size()));
+    CHECK(sticking(whole) > 0);
+    // The same states rods apart as for the whole system, but for rod 6, which lands in a
+    // later pass and whose stick or slide round-off decides (see check_once_as_twice).
+    auto without_rod_6 = [&](const Solved& s) {
+      std::vector<std::pair<int, int>> kept;
+      for (const auto& c : s.contacts)
+        if (p.model.layout.dof_owner(p.model.layout.vertex_dof(c.first)).first != 6) kept.push_back(c);
+      return kept;
+    };
+    CHECK(without_rod_6(apart) == without_rod_6(whole));
+    for (const Solved* s : {&whole, &apart}) {
+      CHECK(s->report.max_friction_ratio <= 1.0 + settings.friction_tolerance);
+      CHECK(s->report.max_penetration_fraction <= settings.penetration_tolerance);
+      // The finish ends: its four passes, and one more per vertex still switching, released
+      // or added, capped at four plus max_iterations.
+      CHECK(s->report.solves <= settings.max_iterations + 4 + settings.max_iterations);
+    }
   }
 }
 

@@ -113,7 +113,7 @@ TEST_CASE("pivot friction: the pushed rod's path at dt = 1/240 s is within 5% of
   CHECK(path_gap(fine, coarsest) < 0.15 * slide);
 }
 
-TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with friction in the cone") {
+TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with friction near the cone") {
   // Two passes per Newton iteration are too few for the pivoting rod's stick-slip states to
   // settle (the default, 50, settles them), so steps end in the finish (finish_unsettled).
   // It used to make every contact stick: friction without a bound, 12 times mu lambda_n here,
@@ -127,7 +127,7 @@ TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with fri
     REQUIRE(r.summary.ok);
     CHECK_FALSE(r.summary.active_set_converged);  // the finish did run
     MESSAGE("dt " << dt << ": largest |friction| / (mu lambda_n) - 1 = " << r.max_friction_ratio - 1.0);
-    CHECK(r.max_friction_ratio <= 1.25);
+    CHECK(r.max_friction_ratio <= 1.25);  // measured 1.20 (the direction's Newton term), 12 before
     CHECK(r.summary.max_penetration_fraction < 0.01);
     // The rod still turns and slides and stops, as with the passes it needs.
     const Vec3 moved = r.centre.back() - r.centre.front();

@@ -31,8 +31,8 @@
 /// with anti-cycling rules (a pulling stick tries sliding first, a re-added vertex is held,
 /// a vertex that cycled slides against its proximal trial impulse, a cap on returns to
 /// sticking) and, should the set still not settle within max_iterations, a finish that
-/// cannot cycle (finish_unsettled: nothing released, no return to sticking, the set only
-/// grows; friction stays within the cone).
+/// cannot cycle (finish_unsettled: every stage at once, no return to sticking, a vertex
+/// released and added again held; friction bounded by the cone, not by a sticking constraint).
 ///
 /// Nothing here adds energy: constraint impulses are exactly those that stop the normal
 /// approach (inelastic contact), so a vertex leaves a surface only as fast as the other forces
@@ -229,6 +229,7 @@ class ContactSolver {
   int solves_ = 0;
   long long rod_solves_ = 0;
   bool converged_ = true;
+  bool finishing_ = false;  // in the passes after finish_unsettled (new contacts switch once at most)
   // Per rod: every rod (whole-system passes), the rods the next pass solves, those a stage
   // changed or switched in this pass, and a stage's eligible rods.
   std::vector<char> all_rods_, rod_active_, rod_changed_, rod_switched_, rod_stage_;
