@@ -566,9 +566,7 @@ void ContactSolver::index_contacts_by_rod() {
 void ContactSolver::update_friction_of(VertexContact& vc, const VecX& v_trial, FrictionChange& change) {
   const double tol = settings_.friction_tolerance;
   const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
-  double bound = 0.0;
-  for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
-  bound = std::max(bound, 0.0);  // a held contact may pull a little: no friction from that
+  double bound = coulomb_bound(vc);
   const Vec3 slip = tangential_part(vc, position(v_trial, gv) - vc.contacts.front().surface_velocity);
 
   if (vc.state == FrictionState::Stick) {
@@ -897,6 +895,17 @@ void ContactSolver::predict_positions(const VecX& x0, double h, const std::vecto
     }
 }
 
+// The Coulomb bound on a vertex's friction impulse: the sum of mu lambda_n over its contacts,
+// at least zero. A held contact may pull a little (release_pulling); its negative lambda_n
+// lowers the bound rather than being ignored, since the net normal impulse is what presses.
+// The friction update and the report both use it, so the reported excess is measured against
+// the bound the solver enforced.
+double ContactSolver::coulomb_bound(const VertexContact& vc) const {
+  double bound = 0.0;
+  for (const ColliderContact& cc : vc.contacts) bound += colliders_[cc.collider].friction * cc.normal_impulse;
+  return std::max(bound, 0.0);
+}
+
 void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.colliders.assign(colliders_.size(), ColliderContactStats{});
   out.solves = solves_;
@@ -907,9 +916,10 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   out.max_friction_ratio = 0.0;
   out.max_friction_excess = 0.0;
   for (const VertexContact& vc : contacts_) {
-    double bound = 0.0;
+    const double bound = coulomb_bound(vc);
+    double pressing = 0.0;
     for (const ColliderContact& cc : vc.contacts)
-      bound += colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0);
+      pressing += colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0);
     double mu = 0.0;
     for (const ColliderContact& cc : vc.contacts) mu = std::max(mu, colliders_[cc.collider].friction);
     const double friction = vc.friction_impulse.norm();
@@ -919,8 +929,9 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
           out.max_friction_ratio, bound > 0.0 ? friction / bound : std::numeric_limits<double>::infinity());
     for (const ColliderContact& cc : vc.contacts) {
       // The vertex's friction impulse is shared in proportion to each contact's bound.
-      const double share = bound > 0.0 ? colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0) / bound
-                                       : 1.0 / static_cast<double>(vc.contacts.size());
+      const double share = pressing > 0.0
+                               ? colliders_[cc.collider].friction * std::max(cc.normal_impulse, 0.0) / pressing
+                               : 1.0 / static_cast<double>(vc.contacts.size());
       ColliderContactStats& s = out.colliders[cc.collider];
       ++s.contacts;
       if (vc.state == FrictionState::Stick) ++s.sticking;

@@ -182,6 +182,7 @@ class ContactSolver {
   VelocityConstraint build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h);
   void compute_impulse(VertexContact& vc, const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) const;
   void update_friction_of(VertexContact& vc, const VecX& v_trial, FrictionChange& change);
+  double coulomb_bound(const VertexContact& vc) const;
   static void add_friction_matrix(const VertexContact& vc, int D, const int* outer, const int* inner, double* values);
   /// A contact add_or_refresh is to add: vertex (global) and its linearised contact.
   struct PendingContact {
