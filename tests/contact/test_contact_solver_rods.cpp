@@ -475,3 +475,77 @@ TEST_CASE("integrator preconditioner: solve_blocks solves the listed blocks with
     CHECK_FALSE(partial.solve_blocks(p.system, {0}, p.rhs, x));
   }
 }
+
+namespace {
+
+/// A rod of 8 edges, 10 cm long, standing at 45 degrees in the corner of a floor (y = 0,
+/// mu = 1) and a frictionless wall (x = 0, normal +x): its foot, vertex 0, touches both, the
+/// rest is in the air. Every vertex moves at `velocity`. The right-hand side is the forces'
+/// impulse over the step (gravity's and the rod's), as in rods_on_floor.
+ContactProblem rod_in_corner(int dimension, const Vec3& velocity) {
+  ContactProblem p;
+  const Material nylon = make_material(1140.0, 0.002, 3.0e9);
+  const Vec3 foot(nylon.radius, nylon.radius, 0.0);
+  const Vec3 top = foot + 0.1 * Vec3(std::sqrt(0.5), std::sqrt(0.5), 0.0);
+  std::vector<Rod> rods;
+  rods.push_back(straight_rod(8, foot, top, dimension, {}, nylon));
+  p.model = make_model(dimension, std::move(rods), earth_gravity());
+  p.model.colliders.push_back(plane_collider(Vec3::Zero(), Vec3::UnitY(), 1.0));  // the floor
+  p.model.colliders.push_back(plane_collider(Vec3::Zero(), Vec3::UnitX(), 0.0));  // the wall
+  p.x0 = initial_state(p.model).positions;
+  p.v = VecX::Zero(p.x0.size());
+  const DofLayout& layout = p.model.layout;
+  for (int i = 0; i < p.model.rods[0].vertex_count(); ++i)
+    p.v.segment(layout.vertex_dof(0, i), dimension) = velocity.head(dimension);
+  SystemAssembler assembler(p.model);
+  VecX gradient;
+  assembler.assemble(p.x0, 0.0, HessianProjection::Projected, p.h * p.h, gradient);
+  p.system = assembler.matrix();
+  const VecX mass = p.model.dof_masses();
+  p.rhs.setZero(layout.free_dof_count());
+  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+    const int f = layout.free_index(dof);
+    if (f < 0) continue;
+    p.system.coeffRef(f, f) += mass[dof];
+    p.rhs[f] = -p.h * gradient[dof];
+  }
+  p.system.makeCompressed();
+  return p;
+}
+
+}  // namespace
+
+// Anti-cycling in a wedge (ContactSolver::release_pulling, add_or_refresh): a vertex released
+// earlier in a solve and added again is held for the rest of it, also when its contact with
+// another collider kept it in the list meanwhile. Until 2026-11-29 only a vertex left without
+// contacts was held when added again; a vertex on two colliders could have one contact
+// released and added on every pass until max_iterations.
+//
+// The rod's foot slides away from the wall (0.2 m/s) and down onto the floor. With
+// max_state_changes = 0 no vertex may stick (as one that used up its switches, or in the
+// finish): the floor's friction, lagged, turns the foot's slip back into the wall, so the wall
+// is added; there it pulls (the rod carries the foot away), is released, and the friction,
+// whose direction flips each pass, brings the foot back into the wall: added again while the
+// floor's contact keeps the foot listed. Held, the solve settles in 8 passes with the foot on
+// both; not held, it releases and adds the wall every third pass until max_iterations (50),
+// and the finish's passes end it unconverged after 54, the foot off the wall. 2D and 3D,
+// whole-system passes and rods apart.
+TEST_CASE("contact solver: a vertex in a wedge, released from one collider and added again while the other keeps it listed, is held") {
+  ContactSettings settings;
+  settings.max_state_changes = 0;
+  for (const int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    const ContactProblem p = rod_in_corner(dimension, Vec3(0.2, -0.05, 0.0));
+    for (const bool per_rod : {false, true}) {
+      CAPTURE(per_rod);
+      const Solved s = solve(p, per_rod, 1, settings);
+      CHECK(s.report.converged);
+      CHECK(s.report.solves <= 10);  // 8
+      // Only the foot touches, and it ends on the floor and on the wall.
+      CHECK(s.contacts == std::vector<std::pair<int, int>>{{0, 0}});
+      REQUIRE(s.report.colliders.size() == 2);
+      CHECK(s.report.colliders[0].contacts == 1);
+      CHECK(s.report.colliders[1].contacts == 1);
+    }
+  }
+}
