@@ -28,6 +28,25 @@ struct ContactProblem {
   double h = 1.0 / 60.0;
 };
 
+/// Fills `p`'s step system at x0: M + h^2 K (projected) on the free DOFs, and the right-hand
+/// side -h grad E, the impulse of gravity's and the rods' forces over the step.
+void assemble_step(ContactProblem& p) {
+  const DofLayout& layout = p.model.layout;
+  SystemAssembler assembler(p.model);
+  VecX gradient;
+  assembler.assemble(p.x0, 0.0, HessianProjection::Projected, p.h * p.h, gradient);
+  p.system = assembler.matrix();
+  const VecX mass = p.model.dof_masses();
+  p.rhs.setZero(layout.free_dof_count());
+  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+    const int f = layout.free_index(dof);
+    if (f < 0) continue;
+    p.system.coeffRef(f, f) += mass[dof];
+    p.rhs[f] = -p.h * gradient[dof];
+  }
+  p.system.makeCompressed();
+}
+
 /// Rods of 8 edges on the floor y = 0 (mu = 0.5), seven kinds, each given its own velocity:
 /// at rest, sliding fast, sliding slowly (it sticks), pressed down, lifting off, turning about
 /// its middle; the seventh at rest 1 mm above the floor, which gravity brings down within
@@ -70,19 +89,7 @@ ContactProblem rods_on_floor(int dimension, int copies = 1, const Mat3& rotation
       }
       p.v.segment(dof, D) = (rotation * velocity).head(D);
     }
-  SystemAssembler assembler(p.model);
-  VecX gradient;
-  assembler.assemble(p.x0, 0.0, HessianProjection::Projected, p.h * p.h, gradient);
-  p.system = assembler.matrix();
-  const VecX mass = p.model.dof_masses();
-  p.rhs.setZero(layout.free_dof_count());
-  for (int dof = 0; dof < layout.dof_count(); ++dof) {
-    const int f = layout.free_index(dof);
-    if (f < 0) continue;
-    p.system.coeffRef(f, f) += mass[dof];
-    p.rhs[f] = -p.h * gradient[dof];  // gravity's and the rods' forces
-  }
-  p.system.makeCompressed();
+  assemble_step(p);
   return p;
 }
 
@@ -497,19 +504,7 @@ ContactProblem rod_in_corner(int dimension, const Vec3& velocity) {
   const DofLayout& layout = p.model.layout;
   for (int i = 0; i < p.model.rods[0].vertex_count(); ++i)
     p.v.segment(layout.vertex_dof(0, i), dimension) = velocity.head(dimension);
-  SystemAssembler assembler(p.model);
-  VecX gradient;
-  assembler.assemble(p.x0, 0.0, HessianProjection::Projected, p.h * p.h, gradient);
-  p.system = assembler.matrix();
-  const VecX mass = p.model.dof_masses();
-  p.rhs.setZero(layout.free_dof_count());
-  for (int dof = 0; dof < layout.dof_count(); ++dof) {
-    const int f = layout.free_index(dof);
-    if (f < 0) continue;
-    p.system.coeffRef(f, f) += mass[dof];
-    p.rhs[f] = -p.h * gradient[dof];
-  }
-  p.system.makeCompressed();
+  assemble_step(p);
   return p;
 }
 
