@@ -24,6 +24,10 @@ constexpr double kMaxDirectionStiffness = 1e6;
 // (each pass may add vertices that still penetrate; see ContactSolver::solve).
 constexpr int kFinishSolves = 4;
 
+// Solves at most after the finish that make its friction admissible and dissipative
+// (ContactSolver::settle_friction_for_finish): each drops a vertex's friction for good.
+constexpr int kDissipationSolves = 8;
+
 // Below this much work (the DOFs of the rods a loop visits) a loop over rods stays on one
 // thread: a pass over a few short rods costs less than waking the others (hair_on_sphere's 24
 // strands ran 15% slower on two threads than on one without it).
@@ -394,6 +398,41 @@ void ContactSolver::finish_unsettled(const std::vector<char>& rods) {
     contacts_.erase(end, contacts_.end());
     rebuild_slots();
   }
+}
+
+// The finish's last solves. The finish stops when switches and adds stop, not when sliding
+// directions settle, so its last pass left two kinds of friction behind: the direction's
+// Newton term -c P w, unbounded where the slip turned (up to 1.2 times mu lambda_n on the
+// pivoting rod cut to two passes), and friction -B s against a slip w that turned past its
+// lagged direction s (s . w < 0), which pushes along the slip and does positive work (80
+// vertices in each finish of hair_on_sphere.json on average; the energy gains seen when the
+// finish came sooner). Here every sliding vertex of the finished rods drops its Newton term
+// (c = 0: friction exactly -B s, within the cone), and one whose slip runs against s drops
+// its friction (B = 0: zero is in the cone and does no work); the caller solves again while
+// anything changed, each vertex dropping at most once. Then a sliding vertex's friction is
+// -B s with s . w >= 0, or zero: bounded and dissipative. Measured in docs/contact.md, "The
+// active set". Returns whether anything changed; marks those rods in rod_changed_.
+bool ContactSolver::settle_friction_for_finish(const std::vector<char>& rods) {
+  std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
+  bool changed = false;
+  for (VertexContact& vc : contacts_) {
+    if (!rods[vc.rod] || vc.state != FrictionState::Slide) continue;
+    const int gv = model_.layout.global_vertex(vc.rod, vc.vertex);
+    const Vec3 slip = tangential_part(vc, position(v_trial_, gv) - vc.contacts.front().surface_velocity);
+    bool drop = false;
+    if (vc.direction_stiffness != 0.0) {
+      vc.direction_stiffness = 0.0;
+      drop = true;
+    }
+    if (vc.friction_bound > 0.0 && vc.slip_direction.dot(slip) < 0.0) {
+      vc.friction_bound = 0.0;
+      drop = true;
+    }
+    if (!drop) continue;
+    rod_changed_[vc.rod] = 1;
+    changed = true;
+  }
+  return changed;
 }
 
 // Adds each sliding vertex's friction matrix c P into its diagonal block of J (full D x D
@@ -854,6 +893,12 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
         if (per_rod) rod_active_ = rod_changed_;
       }
       finishing_ = false;
+      const std::vector<char> finished = per_rod ? rod_active_ : all_rods_;
+      for (int extra = 0; ok && extra < kDissipationSolves; ++extra) {
+        if (!settle_friction_for_finish(finished)) break;
+        if (per_rod) rod_active_ = rod_changed_;
+        ok = solve_pass();
+      }
       break;
     }
   }

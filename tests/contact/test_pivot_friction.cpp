@@ -117,7 +117,9 @@ TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with fri
   // Two passes per Newton iteration are too few for the pivoting rod's stick-slip states to
   // settle (the default, 50, settles them), so steps end in the finish (finish_unsettled).
   // It used to make every contact stick: friction without a bound, 12 times mu lambda_n here,
-  // and the rod never moved.
+  // and the rod never moved. Then the sliding directions' Newton terms left 1.20 times the
+  // bound, until the finish's last solves dropped them (settle_friction_for_finish).
+  // Held here to the tolerance the converged solves meet (friction_tolerance).
   SolverSettings settings;
   settings.contact.max_iterations = 2;
   for (const double dt : {1.0 / 240.0, 1.0 / 60.0}) {
@@ -127,7 +129,7 @@ TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with fri
     REQUIRE(r.summary.ok);
     CHECK_FALSE(r.summary.active_set_converged);  // the finish did run
     MESSAGE("dt " << dt << ": largest |friction| / (mu lambda_n) - 1 = " << r.max_friction_ratio - 1.0);
-    CHECK(r.max_friction_ratio <= 1.25);  // measured 1.20 (the direction's Newton term), 12 before
+    CHECK(r.max_friction_ratio <= 1.0 + ContactSettings{}.friction_tolerance);  // 1 + 5e-7; 1.20, 12 before
     CHECK(r.summary.max_penetration_fraction < 0.01);
     // The rod still turns and slides and stops, as with the passes it needs.
     const Vec3 moved = r.centre.back() - r.centre.front();

@@ -197,6 +197,7 @@ class ContactSolver {
   /// The DOFs of the marked rods: the work of a loop over them, for deciding on threads.
   int marked_dofs(const std::vector<char>& rods) const;
   void finish_unsettled(const std::vector<char>& rods);
+  bool settle_friction_for_finish(const std::vector<char>& rods);
   /// xp_ = x0 + h v_trial_ on the marked rods' DOFs: where the stages look for new contacts.
   void predict_positions(const VecX& x0, double h, const std::vector<char>& rods);
   void linearise(ColliderContact& contact, const Vec3& x_predicted, double radius, double h) const;
