@@ -32,7 +32,9 @@
 /// a vertex that cycled slides against its proximal trial impulse, a cap on returns to
 /// sticking) and, should the set still not settle within max_iterations, a finish that
 /// cannot cycle (finish_unsettled: every stage at once, no return to sticking, a vertex
-/// released and added again held; friction bounded by the cone, not by a sticking constraint).
+/// released and added again held; friction bounded by the cone, not by a sticking constraint),
+/// whose last solves leave each sliding vertex friction -B s against its slip, or none
+/// (settle_friction_for_finish).
 ///
 /// Nothing here adds energy: constraint impulses are exactly those that stop the normal
 /// approach (inelastic contact), so a vertex leaves a surface only as fast as the other forces
