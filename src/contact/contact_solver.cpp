@@ -410,8 +410,10 @@ void ContactSolver::finish_unsettled(const std::vector<char>& rods) {
 // (c = 0: friction exactly -B s, within the cone), and one whose slip runs against s drops
 // its friction (B = 0: zero is in the cone and does no work); the caller solves again while
 // anything changed, each vertex dropping at most once. Then a sliding vertex's friction is
-// -B s with s . w >= 0, or zero: bounded and dissipative. Measured in docs/contact.md, "The
-// active set". Returns whether anything changed; marks those rods in rod_changed_.
+// -B s with s . w >= 0, or zero: bounded and dissipative (unless kDissipationSolves runs out
+// first, a backstop; the rods are those the finish's last pass solved). Measured in
+// docs/contact.md, "The active set". Returns whether anything changed; marks those rods in
+// rod_changed_.
 bool ContactSolver::settle_friction_for_finish(const std::vector<char>& rods) {
   std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
   bool changed = false;
