@@ -1,0 +1,150 @@
+#include "bristle/contact/coulomb_solver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <Eigen/Eigenvalues>
+
+namespace bristle {
+
+namespace {
+
+// u_i = b_i + sum_j W_ij p_j over the diagonal block and row i's off-diagonal blocks.
+Vec3 contact_velocity(const CoulombProblem& problem, const std::vector<Vec3>& impulses, int i) {
+  Vec3 u = problem.free_velocity[i] + problem.diagonal[i] * impulses[i];
+  if (problem.block_offsets.empty()) return u;
+  for (int k = problem.block_offsets[i]; k < problem.block_offsets[i + 1]; ++k)
+    u += problem.blocks[k] * impulses[problem.block_columns[k]];
+  return u;
+}
+
+// The point of the disc |p| <= radius nearest to q.
+Vec2 project_on_disc(const Vec2& q, double radius) {
+  const double norm = q.norm();
+  if (norm <= radius) return q;
+  return radius > 0.0 ? Vec2(q * (radius / norm)) : Vec2(Vec2::Zero());
+}
+
+}  // namespace
+
+std::vector<Vec3> contact_velocities(const CoulombProblem& problem, const std::vector<Vec3>& impulses) {
+  std::vector<Vec3> velocities(problem.contact_count());
+  for (int i = 0; i < problem.contact_count(); ++i) velocities[i] = contact_velocity(problem, impulses, i);
+  return velocities;
+}
+
+std::vector<double> coulomb_residuals(const CoulombProblem& problem, const std::vector<Vec3>& impulses) {
+  std::vector<double> residuals(problem.contact_count(), 0.0);
+  for (int i = 0; i < problem.contact_count(); ++i) {
+    const Vec3 u = contact_velocity(problem, impulses, i);
+    const Vec3& p = impulses[i];
+    const double largest = problem.diagonal[i].diagonal().maxCoeff();
+    if (!(largest > 0.0)) {
+      // No impulse moves this contact: only an approach nothing can stop is an error.
+      residuals[i] = std::max(0.0, -u[0]);
+      continue;
+    }
+    const double rho = 1.0 / largest;
+    const double normal = p[0] - std::max(0.0, p[0] - rho * u[0]);
+    const Vec2 pt = p.tail<2>();
+    const Vec2 tangential = pt - project_on_disc(pt - rho * u.tail<2>(), problem.friction[i] * std::max(0.0, p[0]));
+    residuals[i] = std::sqrt(normal * normal + tangential.squaredNorm()) / rho;
+  }
+  return residuals;
+}
+
+Vec2 minimise_on_disc(const Mat2& A, const Vec2& c, double radius) {
+  if (!(radius > 0.0)) return Vec2::Zero();
+  Eigen::SelfAdjointEigenSolver<Mat2> eigen;
+  eigen.computeDirect(A);
+  const Mat2 V = eigen.eigenvectors();
+  // Eigenvalues ascending; rounding may leave a PSD matrix's smallest a little negative.
+  Vec2 lambda = eigen.eigenvalues().cwiseMax(0.0);
+  if (lambda[0] <= 1e-14 * lambda[1]) lambda[0] = 0.0;
+  const Vec2 cr = V.transpose() * c;  // c in the eigenbasis
+  const double c_norm = cr.norm();
+  if (c_norm == 0.0) return Vec2::Zero();
+  // Inside: the unconstrained minimiser (along a null direction of A that c does not touch,
+  // the objective is flat: take its smallest point).
+  if (lambda[1] > 0.0) {
+    const bool flat = lambda[0] == 0.0;
+    if (!flat || std::abs(cr[0]) <= 1e-14 * c_norm) {
+      const Vec2 inside(flat ? 0.0 : -cr[0] / lambda[0], -cr[1] / lambda[1]);
+      if (inside.norm() <= radius) return V * inside;
+    }
+  }
+  // On the circle: p(g) = -(Lambda + g I)^-1 c' with g >= 0 and |p(g)| = radius. |p| falls
+  // as g grows; |c| / (lambda_max + g) <= |p(g)| <= |c| / (lambda_min + g) brackets the root.
+  // Safeguarded Newton on psi(g) = 1 / |p(g)| - 1 / radius (increasing, nearly linear: the
+  // secular equation of trust-region methods, Nocedal and Wright, Numerical Optimization,
+  // section 4.3), bisecting where a Newton step leaves the bracket.
+  double low = std::max(0.0, c_norm / radius - lambda[1]);
+  double high = std::max(0.0, c_norm / radius - lambda[0]);
+  double g = low;
+  // A component c' leaves untouched stays zero (also on its pole).
+  auto component = [&](int k, double gamma) { return cr[k] == 0.0 ? 0.0 : -cr[k] / (lambda[k] + gamma); };
+  auto at = [&](double gamma) { return Vec2(component(0, gamma), component(1, gamma)); };
+  for (int iteration = 0; iteration < 100 && high - low > 1e-15 * high; ++iteration) {
+    const Vec2 p = at(g);
+    const double norm = p.norm();
+    if (!std::isfinite(norm)) {  // g on a pole: |p| infinite, psi = -1 / radius
+      low = g;
+      g = 0.5 * (low + high);
+      continue;
+    }
+    const double psi = 1.0 / norm - 1.0 / radius;
+    if (std::abs(psi) <= 1e-15 / radius) break;
+    (psi < 0.0 ? low : high) = g;
+    // d psi / d g = sum_k c'_k^2 / (lambda_k + g)^3 / |p|^3 = sum_k p_k^2 / (lambda_k + g) / |p|^3
+    double slope = 0.0;
+    for (int k = 0; k < 2; ++k)
+      if (p[k] != 0.0) slope += p[k] * p[k] / (lambda[k] + g);
+    slope /= norm * norm * norm;
+    double next = g - psi / slope;
+    if (!(next > low && next < high)) next = 0.5 * (low + high);
+    g = next;
+  }
+  Vec2 p = at(g);
+  if (!std::isfinite(p.norm())) p = at(high);
+  // On the circle exactly, so that |p_t| <= mu p_n holds to rounding.
+  return V * (p * (radius / p.norm()));
+}
+
+CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings& settings,
+                            std::vector<Vec3>& impulses) {
+  const int m = problem.contact_count();
+  if (static_cast<int>(impulses.size()) != m) impulses.assign(m, Vec3::Zero());
+  CoulombResult result;
+  auto largest_residual = [&] {
+    const std::vector<double> residuals = coulomb_residuals(problem, impulses);
+    return residuals.empty() ? 0.0 : *std::max_element(residuals.begin(), residuals.end());
+  };
+  result.residual = largest_residual();
+  result.converged = result.residual <= settings.tolerance;
+  while (!result.converged && result.sweeps < settings.max_sweeps) {
+    for (int i = 0; i < m; ++i) {
+      const Mat3& W = problem.diagonal[i];
+      Vec3& p = impulses[i];
+      Vec3 u = contact_velocity(problem, impulses, i);
+      // Normal: the complementarity of p_n and u_n, the other components held.
+      if (W(0, 0) > 0.0) {
+        const double normal = std::max(0.0, p[0] - u[0] / W(0, 0));
+        u += W.col(0) * (normal - p[0]);
+        p[0] = normal;
+      }
+      // Tangential: the disc's minimiser of the contact's kinetic energy, p_n held.
+      const Mat2 Wtt = W.block<2, 2>(1, 1);
+      const Vec2 old = p.tail<2>();
+      const Vec2 linear = u.tail<2>() - Wtt * old;
+      const Vec2 tangential = minimise_on_disc(Wtt, linear, problem.friction[i] * p[0]);
+      p.tail<2>() = tangential;
+    }
+    ++result.sweeps;
+    result.residual = largest_residual();
+    result.converged = result.residual <= settings.tolerance;
+  }
+  return result;
+}
+
+}  // namespace bristle
