@@ -3,6 +3,7 @@ list(APPEND BRISTLE_TEST_SOURCES
   contact/test_segment_distance.cpp
   contact/test_segment_contact_frame.cpp
   contact/test_coulomb_solver.cpp
+  contact/test_rod_contact_rows.cpp
   contact/test_rod_overlaps.cpp
   contact/test_constraint_filter.cpp
   contact/test_friction.cpp

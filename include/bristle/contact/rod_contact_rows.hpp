@@ -1,0 +1,72 @@
+#pragma once
+/// Rod-rod contacts as constraints in one linear solve: the third unit of the plan in
+/// docs/contact.md ("A plan for the pressed brush: rod-rod contacts as constraints"), after the
+/// rows (segment_contact_frame.hpp) and the impulse solve (coulomb_solver.hpp).
+///
+/// A Newton iteration's unconstrained solve gives the velocity change dv of the free DOFs,
+/// A dv = r, A the system matrix (per rod blocks: rods apart, with the colliders' filter if
+/// any, which is the caller's; [kg]) and r the right-hand side [N s]. Contact impulses p_i
+/// [N s] at the rows add H^T p to r:
+///
+///   dv(p) = dv + A^-1 H^T p,    u = H dv(p) + c = W p + b,   W = H A^-1 H^T,   b = H dv + c,
+///
+/// row i's H_i = [n t1 t2]^T (w_0 I, w_1 I, w_2 I, w_3 I) on its four vertices' free DOFs
+/// (a fixed vertex: none). The rows are linearised at the step's start x0 (where the pairs are
+/// apart and each normal is defined, as in Daviet et al.; a pair's normal at predicted
+/// positions that crossed would point the wrong way), and the offset c makes u what Coulomb's
+/// law speaks of, with v the Newton iterate's velocity (all DOFs) and g the gap at x0:
+///
+///   u = [n t1 t2]^T sum_k w_k (v_k + dv_k) + (g / h, 0, 0)
+///
+/// u_n the end-of-step gap over h to first order (g + h n . sum_k w_k v1_k, v1 = v + dv),
+/// u_t the relative tangential velocity over the step. W's 3 x 3 blocks are nonzero only for rows sharing a rod; each row's response
+/// A^-1 H_i^T lives on its one or two rods, formed by three solves with each rod's block.
+
+#include <array>
+#include <functional>
+#include <vector>
+
+#include "bristle/contact/coulomb_solver.hpp"
+#include "bristle/contact/segment_contact_frame.hpp"
+#include "bristle/math/types.hpp"
+#include "bristle/model/model.hpp"
+
+namespace bristle {
+
+/// One contact between segment p0-p1 and segment q0-q1 (of two rods, or non-adjacent of one),
+/// linearised at the step's start.
+struct RodContactRow {
+  std::array<int, 4> vertices{};  ///< global vertices p0, p1, q0, q1
+  SegmentContactFrame frame;      ///< at the step's start x0
+  double friction = 0.0;          ///< mu between the two surfaces
+};
+
+/// Solves A_r x = rhs for rod r's free DOFs in place (`segment` holds rhs on entry, x on
+/// return; rod_free_range(r) long). Must be linear in rhs: the system dv came from.
+using RodBlockSolve = std::function<void(int rod, Eigen::Ref<VecX> segment)>;
+
+/// The Delassus problem of `rows` (coulomb_solver.hpp) for the unconstrained change `dv_free`,
+/// with each row's response kept for apply_rod_contact_impulses.
+struct RodContactProblem {
+  CoulombProblem coulomb;
+  /// Row i's response to a unit impulse along its normal, tangent1 and tangent2, on each of
+  /// its rods: responses[i][k] (k < rods[i].size()) is a (rod's free DOFs) x 3 matrix.
+  std::vector<std::vector<int>> rods;
+  std::vector<std::vector<Eigen::MatrixXd>> responses;
+};
+
+/// Builds W and b for the Newton iterate's velocities `v` (all DOFs) and the step h.
+RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::vector<RodContactRow>& rows,
+                                            const RodBlockSolve& block_solve, const VecX& v, const VecX& dv_free,
+                                            double h);
+
+/// dv_free += A^-1 H^T p: the velocity change the impulses make.
+void apply_rod_contact_impulses(const DofLayout& layout, const RodContactProblem& problem,
+                                const std::vector<Vec3>& impulses, VecX& dv_free);
+
+/// The contacts' velocities u (normal: the end-of-step gap over h, to first order; tangential:
+/// the slip) for the velocity v + dv_free, computed from the rows directly (not through W).
+std::vector<Vec3> rod_contact_velocities(const DofLayout& layout, const std::vector<RodContactRow>& rows,
+                                         const VecX& v, const VecX& dv_free, double h);
+
+}  // namespace bristle

@@ -1,0 +1,233 @@
+// Rod-rod contacts as constraints in one linear solve (contact/rod_contact_rows.hpp): the
+// Delassus blocks agree with velocities computed from the rows directly, for rows sharing rods,
+// fixed vertices, self-contact and 2D; a rod dropped across another stops on it (no
+// approach left over the step) and slides or sticks by Coulomb's law.
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Dense>
+
+#include "bristle/contact/rod_contact_rows.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+using namespace bristle::test;
+
+namespace {
+
+/// A rod-like system per rod on the free DOFs: lumped masses plus h^2 times springs along each
+/// edge (stiff) and across it (soft), factored densely per rod.
+struct RodSystem {
+  std::vector<Eigen::LDLT<Eigen::MatrixXd>> factors;
+  Eigen::MatrixXd dense;  // the whole free system, for checks
+
+  RodSystem(const Model& model, double h) {
+    const DofLayout& layout = model.layout;
+    const int D = model.dimension;
+    const VecX masses = model.dof_masses();
+    const VecX x = initial_state(model).positions;
+    dense = Eigen::MatrixXd::Zero(layout.free_dof_count(), layout.free_dof_count());
+    for (int dof = 0; dof < layout.dof_count(); ++dof) {
+      const int f = layout.free_index(dof);
+      if (f >= 0) dense(f, f) += masses[dof];
+    }
+    for (int r = 0; r < layout.rod_count(); ++r) {
+      const auto [vb, ve] = layout.rod_vertex_range(r);
+      for (int gv = vb; gv + 1 < ve; ++gv) {
+        Eigen::MatrixXd axis = Eigen::MatrixXd::Zero(D, 1);
+        for (int c = 0; c < D; ++c) axis(c, 0) = x[layout.vertex_dof(gv + 1) + c] - x[layout.vertex_dof(gv) + c];
+        axis /= axis.norm();
+        const Eigen::MatrixXd k =
+            h * h * (1e4 * axis * axis.transpose() + 10.0 * Eigen::MatrixXd::Identity(D, D));
+        const int a = layout.free_index(layout.vertex_dof(gv)), b = layout.free_index(layout.vertex_dof(gv + 1));
+        if (a >= 0) dense.block(a, a, D, D) += k;
+        if (b >= 0) dense.block(b, b, D, D) += k;
+        if (a >= 0 && b >= 0) {
+          dense.block(a, b, D, D) -= k;
+          dense.block(b, a, D, D) -= k;
+        }
+      }
+      const auto [begin, end] = layout.rod_free_range(r);
+      factors.emplace_back(dense.block(begin, begin, end - begin, end - begin));
+    }
+  }
+
+  RodBlockSolve block_solve(const DofLayout& layout) const {
+    return [this, &layout](int rod, Eigen::Ref<VecX> segment) {
+      (void)layout;
+      segment = factors[rod].solve(VecX(segment));
+    };
+  }
+};
+
+RodContactRow make_row(const Model& model, const VecX& x, int rod_p, int segment_p, int rod_q, int segment_q,
+                       double mu = 0.0) {
+  const DofLayout& layout = model.layout;
+  RodContactRow row;
+  row.vertices = {layout.global_vertex(rod_p, segment_p), layout.global_vertex(rod_p, segment_p + 1),
+                  layout.global_vertex(rod_q, segment_q), layout.global_vertex(rod_q, segment_q + 1)};
+  Vec3 p[4];
+  for (int k = 0; k < 4; ++k) {
+    p[k] = Vec3::Zero();
+    for (int c = 0; c < model.dimension; ++c) p[k][c] = x[layout.vertex_dof(row.vertices[k]) + c];
+  }
+  row.frame = segment_contact_frame(p[0], p[1], p[2], p[3], model.rods[rod_p].material.radius,
+                                    model.rods[rod_q].material.radius, Vec3::UnitZ());
+  row.friction = mu;
+  return row;
+}
+
+/// For random impulses, W p + b must equal the rows' velocities after dv += A^-1 H^T p, and
+/// the latter must equal the dense system's solve: checks W, b, the responses and apply.
+void check_delassus_consistency(const Model& model, const std::vector<RodContactRow>& rows, std::mt19937& random) {
+  const double h = 1.0 / 24.0;
+  const DofLayout& layout = model.layout;
+  const RodSystem system(model, h);
+  std::uniform_real_distribution<double> symmetric(-1.0, 1.0);
+  VecX v(layout.dof_count()), dv(layout.free_dof_count());
+  for (int i = 0; i < v.size(); ++i) v[i] = symmetric(random);
+  for (int i = 0; i < dv.size(); ++i) dv[i] = symmetric(random);
+  const RodContactProblem problem = build_rod_contact_problem(layout, rows, system.block_solve(layout), v, dv, h);
+  REQUIRE(problem.coulomb.contact_count() == static_cast<int>(rows.size()));
+  std::vector<Vec3> impulses;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    impulses.push_back(1e-3 * Vec3(symmetric(random), symmetric(random), symmetric(random)));
+  const std::vector<Vec3> predicted = contact_velocities(problem.coulomb, impulses);
+  VecX changed = dv;
+  apply_rod_contact_impulses(layout, problem, impulses, changed);
+  const std::vector<Vec3> direct = rod_contact_velocities(layout, rows, v, changed, h);
+  // The same change from the dense system: A (changed - dv) = H^T p.
+  VecX force = VecX::Zero(layout.free_dof_count());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RodContactRow& row = rows[i];
+    const Vec3 world = row.frame.normal * impulses[i][0] + row.frame.tangent1 * impulses[i][1] +
+                       row.frame.tangent2 * impulses[i][2];
+    for (int k = 0; k < 4; ++k) {
+      const int f = layout.free_index(layout.vertex_dof(row.vertices[k]));
+      if (f < 0) continue;
+      for (int c = 0; c < model.dimension; ++c) force[f + c] += row.frame.weights[k] * world[c];
+    }
+  }
+  const VecX dense_change = system.dense.ldlt().solve(force);
+  CHECK((changed - dv - dense_change).norm() <= 1e-12 * (1.0 + dense_change.norm()));
+  double largest = 0.0;
+  for (const Vec3& u : direct) largest = std::max(largest, u.norm());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("row " << i << " predicted " << predicted[i].transpose() << " direct " << direct[i].transpose());
+    CHECK((predicted[i] - direct[i]).norm() <= 1e-11 * largest);
+  }
+  // The rows that share a rod are coupled, the others are not.
+  for (int i = 0; i < problem.coulomb.contact_count(); ++i)
+    for (int k = problem.coulomb.block_offsets[i]; k < problem.coulomb.block_offsets[i + 1]; ++k) {
+      const int j = problem.coulomb.block_columns[k];
+      bool share = false;
+      for (const int a : problem.rods[i])
+        for (const int b : problem.rods[j]) share = share || a == b;
+      CHECK(share);
+      CHECK(j != i);
+    }
+}
+
+/// A rod along x at height z over rods along y at z = 0, spaced along x.
+Model rod_over_rails(int rails, double z, int dimension, std::vector<int> rail_fixed = {}) {
+  std::vector<Rod> rods;
+  rods.push_back(straight_rod(8, Vec3(-0.2, 0.0, z), Vec3(0.2, 0.0, z), dimension, {}, soft_material(), "top"));
+  for (int k = 0; k < rails; ++k) {
+    const double x = -0.15 + 0.3 * (rails > 1 ? double(k) / (rails - 1) : 0.5);
+    rods.push_back(
+        straight_rod(4, Vec3(x, -0.1, 0.0), Vec3(x, 0.1, 0.0), dimension, rail_fixed, soft_material(), "rail"));
+  }
+  return make_model(dimension, std::move(rods));
+}
+
+}  // namespace
+
+TEST_CASE("rod contact rows: the Delassus blocks and offsets agree with the rows' own velocities") {
+  std::mt19937 random(5);
+  SUBCASE("one rod across three free rails (rows sharing the top rod)") {
+    const Model model = rod_over_rails(3, 0.045, 3);
+    const VecX x = initial_state(model).positions;
+    check_delassus_consistency(model, {make_row(model, x, 0, 0, 1, 1), make_row(model, x, 0, 3, 2, 2),
+                                       make_row(model, x, 0, 7, 3, 1), make_row(model, x, 0, 4, 2, 1)},
+                               random);
+  }
+  SUBCASE("rails with fixed ends and a fixed middle vertex") {
+    const Model model = rod_over_rails(2, 0.045, 3, {0, 2, 4});
+    const VecX x = initial_state(model).positions;
+    check_delassus_consistency(model, {make_row(model, x, 0, 0, 1, 1), make_row(model, x, 0, 7, 2, 2)}, random);
+  }
+  SUBCASE("self-contact: two far segments of one rod") {
+    std::vector<Rod> rods;
+    rods.push_back(rod_from_vertices(
+        {Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0.2, 0, 0), Vec3(0.2, 0.1, 0), Vec3(0.1, 0.1, 0.01), Vec3(0.1, -0.1, 0.01)},
+        3));
+    const Model model = make_model(3, std::move(rods));
+    const VecX x = initial_state(model).positions;
+    check_delassus_consistency(model, {make_row(model, x, 0, 4, 0, 0)}, random);
+  }
+  SUBCASE("2D: rods in a plane") {
+    std::vector<Rod> rods;
+    rods.push_back(straight_rod(6, Vec3(-0.2, 0.045, 0.0), Vec3(0.2, 0.05, 0.0), 2));
+    rods.push_back(straight_rod(6, Vec3(-0.2, 0.0, 0.0), Vec3(0.2, 0.0, 0.0), 2, {0}));
+    const Model model = make_model(2, std::move(rods));
+    const VecX x = initial_state(model).positions;
+    check_delassus_consistency(model, {make_row(model, x, 0, 2, 1, 2), make_row(model, x, 0, 4, 1, 4)}, random);
+  }
+}
+
+TEST_CASE("rod contact rows: a rod dropped across another stops on it, sliding or sticking by Coulomb's law") {
+  const double h = 1.0 / 24.0;
+  // The top rod 1 mm above the rail's surface, falling at 2 m/s (48 times the gap per step)
+  // and moving along x at 0.5 m/s; the rail's ends are fixed.
+  const Model model = rod_over_rails(1, 0.041, 3, {0, 4});
+  const DofLayout& layout = model.layout;
+  const VecX x = initial_state(model).positions;
+  const RodSystem system(model, h);
+  VecX v = VecX::Zero(layout.dof_count());
+  const auto [begin, end] = layout.rod_vertex_range(0);
+  for (int gv = begin; gv < end; ++gv) {
+    v[layout.vertex_dof(gv)] = 0.5;
+    v[layout.vertex_dof(gv) + 2] = -2.0;
+  }
+  // Newton's first iterate: v the start velocity, no change yet.
+  const VecX dv_unconstrained = VecX::Zero(layout.free_dof_count());
+  for (const double mu : {0.0, 0.1, 10.0}) {
+    CAPTURE(mu);
+    // The crossing, linearised at the step's start: top segment 4 (from x = 0) over rail
+    // segment 2 (from y = 0).
+    const std::vector<RodContactRow> rows = {make_row(model, x, 0, 4, 1, 2, mu)};
+    CHECK(rows[0].frame.gap == doctest::Approx(0.001));
+    const RodContactProblem problem =
+        build_rod_contact_problem(layout, rows, system.block_solve(layout), v, dv_unconstrained, h);
+    // Without contact the top rod would end 2 h - 1 mm = 8.3 cm inside the rail.
+    CHECK(problem.coulomb.free_velocity[0][0] == doctest::Approx(-2.0 + 0.001 / h));
+    std::vector<Vec3> impulses;
+    CoulombSettings settings;
+    settings.tolerance = 1e-12;
+    const CoulombResult result = solve_coulomb(problem.coulomb, settings, impulses);
+    CHECK(result.converged);
+    VecX dv = dv_unconstrained;
+    apply_rod_contact_impulses(layout, problem, impulses, dv);
+    const Vec3 u = rod_contact_velocities(layout, rows, v, dv, h)[0];
+    // Pressed, inelastic: the gap closes exactly over the step, no approach left.
+    CHECK(impulses[0][0] > 0.0);
+    CHECK(std::abs(u[0]) < 1e-10);
+    const double slip = u.tail<2>().norm(), friction = impulses[0].tail<2>().norm();
+    if (mu == 0.0) {
+      CHECK(friction == 0.0);
+      CHECK(slip == doctest::Approx(0.5).epsilon(0.2));  // the rail barely drags
+    } else if (mu < 1.0) {
+      CHECK(friction == doctest::Approx(mu * impulses[0][0]).epsilon(1e-12));
+      CHECK(slip > 0.01);
+      CHECK(u.tail<2>().dot(impulses[0].tail<2>()) < -0.999999 * slip * friction);
+    } else {
+      CHECK(friction < mu * impulses[0][0]);
+      CHECK(slip < 1e-10);
+    }
+  }
+}
