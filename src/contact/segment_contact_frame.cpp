@@ -10,11 +10,15 @@ namespace bristle {
 namespace {
 
 // A unit vector perpendicular to `axis` (|axis| > 0), along `preferred` where it has a part
-// across the axis, else across the coordinate axis least aligned with `axis`.
-Vec3 perpendicular_unit(const Vec3& axis, const Vec3& preferred) {
+// across the axis, else across the coordinate axis least aligned with `axis`. In 2D (axis in
+// the xy plane) the vector stays in the plane.
+Vec3 perpendicular_unit(const Vec3& axis, const Vec3& preferred, int dimension) {
   const Vec3 a = axis.normalized();
-  const Vec3 across = preferred - a * a.dot(preferred);
-  if (across.norm() > 1e-12 * std::max(1.0, preferred.norm())) return across.normalized();
+  Vec3 wanted = preferred;
+  if (dimension == 2) wanted.z() = 0.0;
+  const Vec3 across = wanted - a * a.dot(wanted);
+  if (across.norm() > 1e-12 * std::max(1.0, wanted.norm())) return across.normalized();
+  if (dimension == 2) return Vec3(-a.y(), a.x(), 0.0);
   int least = 0;
   for (int i = 1; i < 3; ++i)
     if (std::abs(a[i]) < std::abs(a[least])) least = i;
@@ -35,7 +39,8 @@ void tangent_basis(const Vec3& normal, Vec3& tangent1, Vec3& tangent2) {
 }
 
 SegmentContactFrame segment_contact_frame(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1,
-                                          double radius_p, double radius_q, const Vec3& fallback_normal) {
+                                          double radius_p, double radius_q, const Vec3& fallback_normal,
+                                          int dimension) {
   const SegmentDistance closest = segment_distance(p0, p1, q0, q1);
   SegmentContactFrame frame;
   frame.s = closest.s;
@@ -50,15 +55,17 @@ SegmentContactFrame segment_contact_frame(const Vec3& p0, const Vec3& p1, const 
   } else {
     const Vec3 ep = p1 - p0, eq = q1 - q0;
     const Vec3 across = ep.cross(eq);
-    if (across.norm() > 1e-12 * ep.norm() * eq.norm() && across.norm() > 0.0) {
+    if (dimension == 3 && across.norm() > 1e-12 * ep.norm() * eq.norm() && across.norm() > 0.0) {
       frame.normal = across.normalized();
       if (frame.normal.dot(fallback_normal) < 0.0) frame.normal = -frame.normal;
     } else if (ep.norm() > 0.0) {
-      frame.normal = perpendicular_unit(ep, fallback_normal);
+      frame.normal = perpendicular_unit(ep, fallback_normal, dimension);
     } else if (eq.norm() > 0.0) {
-      frame.normal = perpendicular_unit(eq, fallback_normal);
+      frame.normal = perpendicular_unit(eq, fallback_normal, dimension);
     } else {
-      frame.normal = fallback_normal.norm() > 0.0 ? Vec3(fallback_normal.normalized()) : Vec3(Vec3::UnitX());
+      Vec3 wanted = fallback_normal;
+      if (dimension == 2) wanted.z() = 0.0;
+      frame.normal = wanted.norm() > 0.0 ? Vec3(wanted.normalized()) : Vec3(Vec3::UnitX());
     }
   }
   tangent_basis(frame.normal, frame.tangent1, frame.tangent2);

@@ -32,9 +32,9 @@ void check_frame(const SegmentContactFrame& f) {
 
 /// Checks grad_k gap = w_k n against central differences on every coordinate the pair has
 /// (3, or 2 in a plane), where the closest points are unique and away from a change of kind.
-/// Returns whether the pair was usable.
-bool check_gradient(const Stencil& x, double rp, double rq, int dimension) {
-  const SegmentContactFrame f = segment_contact_frame(x.col(0), x.col(1), x.col(2), x.col(3), rp, rq, Vec3::UnitZ());
+void check_gradient(const Stencil& x, double rp, double rq, int dimension) {
+  const SegmentContactFrame f =
+      segment_contact_frame(x.col(0), x.col(1), x.col(2), x.col(3), rp, rq, Vec3::UnitZ(), dimension);
   check_frame(f);
   const double step = 1e-7;
   for (int k = 0; k < 4; ++k)
@@ -47,7 +47,6 @@ bool check_gradient(const Stencil& x, double rp, double rq, int dimension) {
       INFO("vertex " << k << " coordinate " << i << " s " << f.s << " t " << f.t);
       CHECK(numeric == doctest::Approx(analytic).epsilon(1e-6).scale(1.0));
     }
-  return true;
 }
 
 }  // namespace
@@ -120,7 +119,7 @@ TEST_CASE("segment contact frame: pairs in a plane (2D) keep the normal and firs
     Stencil x;
     for (int k = 0; k < 4; ++k) x.col(k) = point();
     const SegmentContactFrame f =
-        segment_contact_frame(x.col(0), x.col(1), x.col(2), x.col(3), 0.01, 0.01, Vec3::UnitZ());
+        segment_contact_frame(x.col(0), x.col(1), x.col(2), x.col(3), 0.01, 0.01, Vec3::UnitZ(), 2);
     if (f.gap + 0.02 < 1e-3) continue;  // crossing in the plane
     auto near_bound = [](double u) { return (u > 0.0 && u < 1e-4) || (u < 1.0 && u > 1.0 - 1e-4); };
     if (near_bound(f.s) || near_bound(f.t)) continue;
@@ -150,6 +149,18 @@ TEST_CASE("segment contact frame: axes that touch get a normal across both, on t
       segment_contact_frame(Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0.5, 0, 0), Vec3(2, 0, 0), 0.1, 0.1, Vec3::UnitX());
   CHECK(std::abs(along.normal.dot(Vec3::UnitX())) < 1e-15);
   check_frame(along);
+  // In a plane (2D) the normal stays in it: across P on the fallback's side, for crossing
+  // axes and for touching parallel ones alike, whatever the fallback's z.
+  const SegmentContactFrame planar = segment_contact_frame(Vec3(-1, 0, 0), Vec3(1, 0, 0), Vec3(0, -1, 0),
+                                                           Vec3(0, 1, 0), 0.1, 0.1, Vec3(0.3, -1, 5), 2);
+  CHECK((planar.normal - Vec3(0, -1, 0)).norm() < 1e-15);
+  CHECK(planar.tangent1.z() == 0.0);
+  check_frame(planar);
+  const SegmentContactFrame planar_collinear = segment_contact_frame(
+      Vec3(0, 0, 0), Vec3(1, 1, 0), Vec3(0.5, 0.5, 0), Vec3(2, 2, 0), 0.1, 0.1, Vec3::UnitZ(), 2);
+  CHECK(planar_collinear.normal.z() == 0.0);
+  CHECK(std::abs(planar_collinear.normal.dot(Vec3(1, 1, 0))) < 1e-15);
+  CHECK(planar_collinear.normal.norm() == doctest::Approx(1.0));
   // Two points on top of each other (zero-length segments).
   const SegmentContactFrame points =
       segment_contact_frame(Vec3(1, 1, 1), Vec3(1, 1, 1), Vec3(1, 1, 1), Vec3(1, 1, 1), 0.1, 0.1, Vec3(0, 2, 0));

@@ -30,13 +30,16 @@ struct SegmentContactFrame {
   Vec4 weights = Vec4::Zero();  ///< (1 - s, s, -(1 - t), -t): the vertices' share of u
 };
 
-/// The contact frame of segments p0-p1 (radius radius_p) and q0-q1 (radius radius_q).
-/// Where the axes touch (distance 0) the normal is not defined by the points: it is then
+/// The contact frame of segments p0-p1 (radius radius_p) and q0-q1 (radius radius_q), in
+/// `dimension` 3 or 2 (points in the xy plane, z = 0; the normal and tangent1 then lie in it).
+/// Where the axes touch (distance 0) the normal is not defined by the points: in 3D it is then
 /// perpendicular to both axes, on the side of `fallback_normal` (the caller's last normal of
-/// the pair, or the direction between the segments at the step's start); for parallel axes
-/// that touch, `fallback_normal`'s part across P. Inputs finite.
+/// the pair, or the direction between the segments at the step's start), and for parallel
+/// axes that touch, `fallback_normal`'s part across P; in 2D it is the in-plane direction
+/// across P on the fallback's side. Inputs finite.
 SegmentContactFrame segment_contact_frame(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1,
-                                          double radius_p, double radius_q, const Vec3& fallback_normal);
+                                          double radius_p, double radius_q, const Vec3& fallback_normal,
+                                          int dimension = 3);
 
 /// Two unit tangents completing the unit `normal` to a right-handed orthonormal frame, chosen
 /// from the normal alone (the same normal gives the same bits). For a normal in the xy plane
