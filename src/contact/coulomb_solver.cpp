@@ -56,23 +56,22 @@ std::vector<double> coulomb_residuals(const CoulombProblem& problem, const std::
 
 Vec2 minimise_on_disc(const Mat2& A, const Vec2& c, double radius) {
   if (!(radius > 0.0)) return Vec2::Zero();
-  Eigen::SelfAdjointEigenSolver<Mat2> eigen;
-  eigen.computeDirect(A);
+  // The iterative solver, not the closed form (computeDirect), whose smallest eigenvalue
+  // cancels: diag(1e-9, 1e6) came out with 1e-9 off by 10%.
+  Eigen::SelfAdjointEigenSolver<Mat2> eigen(A);
   const Mat2 V = eigen.eigenvectors();
-  // Eigenvalues ascending; rounding may leave a PSD matrix's smallest a little negative.
-  Vec2 lambda = eigen.eigenvalues().cwiseMax(0.0);
-  if (lambda[0] <= 1e-14 * lambda[1]) lambda[0] = 0.0;
+  // Eigenvalues ascending; rounding may leave a PSD matrix's smallest a little negative. A
+  // small positive one is kept as it is: zeroing it would call a bounded direction unbounded
+  // (A = diag(1e-9, 1e6), c = (-1e-9, 0), radius 10: the minimiser (1, 0), not (10, 0)).
+  const Vec2 lambda = eigen.eigenvalues().cwiseMax(0.0);
   const Vec2 cr = V.transpose() * c;  // c in the eigenbasis
   const double c_norm = cr.norm();
   if (c_norm == 0.0) return Vec2::Zero();
   // Inside: the unconstrained minimiser (along a null direction of A that c does not touch,
   // the objective is flat: take its smallest point).
-  if (lambda[1] > 0.0) {
-    const bool flat = lambda[0] == 0.0;
-    if (!flat || std::abs(cr[0]) <= 1e-14 * c_norm) {
-      const Vec2 inside(flat ? 0.0 : -cr[0] / lambda[0], -cr[1] / lambda[1]);
-      if (inside.norm() <= radius) return V * inside;
-    }
+  if (lambda[1] > 0.0 && (lambda[0] > 0.0 || cr[0] == 0.0)) {
+    const Vec2 inside(lambda[0] > 0.0 ? -cr[0] / lambda[0] : 0.0, -cr[1] / lambda[1]);
+    if (inside.norm() <= radius) return V * inside;
   }
   // On the circle: p(g) = -(Lambda + g I)^-1 c' with g >= 0 and |p(g)| = radius. |p| falls
   // as g grows; |c| / (lambda_max + g) <= |p(g)| <= |c| / (lambda_min + g) brackets the root.
@@ -107,14 +106,21 @@ Vec2 minimise_on_disc(const Mat2& A, const Vec2& c, double radius) {
   }
   Vec2 p = at(g);
   if (!std::isfinite(p.norm())) p = at(high);
-  // On the circle exactly, so that |p_t| <= mu p_n holds to rounding.
-  return V * (p * (radius / p.norm()));
+  // On the circle exactly, so that |p_t| <= mu p_n holds to rounding. A safeguard against
+  // rounding in the root: never worse than p = 0, which is in the disc.
+  p = V * (p * (radius / p.norm()));
+  const double value = 0.5 * p.dot(A * p) + c.dot(p);
+  return value <= 0.0 ? p : Vec2(Vec2::Zero());
 }
 
 CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings& settings,
                             std::vector<Vec3>& impulses) {
   const int m = problem.contact_count();
   if (static_cast<int>(impulses.size()) != m) impulses.assign(m, Vec3::Zero());
+  // A contact no impulse can move (W_nn = 0, hence W_nt = 0: both sides prescribed) gets
+  // none, whatever the warm start said.
+  for (int i = 0; i < m; ++i)
+    if (!(problem.diagonal[i](0, 0) > 0.0)) impulses[i].setZero();
   CoulombResult result;
   auto largest_residual = [&] {
     const std::vector<double> residuals = coulomb_residuals(problem, impulses);

@@ -146,6 +146,51 @@ TEST_CASE("coulomb solver: the disc minimiser matches a dense sampling of the di
   CHECK(inside > 20);
 }
 
+TEST_CASE("coulomb solver: the disc minimiser on ill-conditioned problems meets its optimality conditions") {
+  // A bounded direction with a tiny curvature is not an unbounded one: the minimiser is inside.
+  Mat2 A = Vec2(1e-9, 1e6).asDiagonal();
+  CHECK((minimise_on_disc(A, Vec2(-1e-9, 0.0), 10.0) - Vec2(1.0, 0.0)).norm() < 1e-9);
+  // Random rotations of diag(lambda_min, lambda_max), conditions 1e8 to 1e14: inside, A p + c = 0;
+  // on the circle, A p + c = -gamma p with gamma >= 0 (Coulomb's maximal dissipation).
+  std::mt19937 random(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), symmetric(-1.0, 1.0);
+  int inside = 0, boundary = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double angle = 2.0 * M_PI * unit(random), condition = std::pow(10.0, 8.0 + 6.0 * unit(random));
+    const double scale = std::pow(10.0, -3.0 + 6.0 * unit(random));
+    Mat2 R;
+    R << std::cos(angle), -std::sin(angle), std::sin(angle), std::cos(angle);
+    A = R * Vec2(scale / condition, scale).asDiagonal() * R.transpose();
+    const double radius = std::pow(10.0, -2.0 + 4.0 * unit(random));
+    // Half the problems have their unconstrained minimiser inside the disc (c = -A p_inside),
+    // half anywhere (mostly far outside along the soft direction).
+    const Vec2 p_inside = 0.9 * radius * unit(random) * Vec2(symmetric(random), symmetric(random)).normalized();
+    const Vec2 c = trial % 2 == 0 ? Vec2(-(A * p_inside)) : Vec2(scale * Vec2(symmetric(random), symmetric(random)));
+    const Vec2 p = minimise_on_disc(A, c, radius);
+    INFO("trial " << trial << " condition " << condition << " p " << p.transpose());
+    const Vec2 gradient = A * p + c;
+    REQUIRE(p.norm() <= radius * (1.0 + 1e-12));
+    if (p.norm() < radius * (1.0 - 1e-9)) {
+      ++inside;
+      CHECK(gradient.norm() <= 1e-8 * (c.norm() + scale * p.norm()));
+    } else {
+      ++boundary;
+      // The gradient points inward along -p: no descent along the circle or into it.
+      CHECK(gradient.dot(p) <= 1e-8 * gradient.norm() * p.norm());
+      CHECK(std::abs(gradient.x() * p.y() - gradient.y() * p.x()) <= 1e-7 * gradient.norm() * p.norm());
+    }
+  }
+  CHECK(inside > 20);
+  CHECK(boundary > 20);
+}
+
+TEST_CASE("coulomb solver: a contact no impulse can move gets none, whatever the warm start") {
+  std::vector<Vec3> p = {Vec3(5.0, 1.0, 0.0)};
+  const CoulombResult result = solve_coulomb(single(Mat3::Zero(), Vec3(1.0, 0.2, 0.0), 0.5), CoulombSettings{}, p);
+  CHECK(result.converged);
+  CHECK(p[0].norm() == 0.0);
+}
+
 TEST_CASE("coulomb solver: one contact takes off, sticks or slides as its closed form says") {
   CoulombSettings settings;
   settings.tolerance = 1e-12;

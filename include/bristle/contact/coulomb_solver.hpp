@@ -23,7 +23,8 @@
 /// tangential kinetic energy 1/2 p_t^T W_tt p_t + u_t'^T p_t over the disc |p_t| <= mu p_n
 /// (a two-dimensional trust-region problem: its optimality condition W_tt p_t + u_t' = -gamma
 /// p_t, gamma >= 0, is Coulomb's maximal dissipation). A fixed point of the sweep satisfies
-/// the law above exactly. For frictionless contacts the sweep is projected Gauss-Seidel on a
+/// the law above exactly, at every contact an impulse can move (W_nn > 0); one none can move
+/// gets no impulse. For frictionless contacts the sweep is projected Gauss-Seidel on a
 /// positive semi-definite linear complementarity problem, which converges; with friction
 /// the law is not a convex problem and convergence is not guaranteed, so the residual is
 /// reported. The same problem and start give the same bits.
