@@ -30,7 +30,8 @@ constexpr double kHalfGapSlope = 1.1931471805599453;
 }  // namespace
 
 RodContact::RodContact(const Model& model, const VecX& masses)
-    : enabled_(model.rod_contact.enabled), self_(model.rod_contact.self), dimension_(model.dimension),
+    : enabled_(model.rod_contact.enabled), self_(model.rod_contact.self), friction_(model.rod_contact.friction),
+      dimension_(model.dimension),
       gravity_(model.gravity.head(model.dimension).norm()) {
   if (!enabled_) return;
   const DofLayout& layout = model.layout;
@@ -43,6 +44,7 @@ RodContact::RodContact(const Model& model, const VecX& masses)
       s.index = j;
       s.dof0 = layout.vertex_dof(r, j);
       s.dof1 = layout.vertex_dof(r, j + 1);
+      s.vertex0 = layout.global_vertex(r, j);
       s.radius = rod.material.radius;
       s.arc_start = arc;
       s.rest_length = rod.rest_lengths[j];
@@ -130,6 +132,26 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     }
     pairs.push_back(pair);
   }
+}
+
+std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const VecX& x_to) const {
+  std::vector<RodContactPair> pairs;
+  int overlapping = 0;
+  collect(x_from, x_to, pairs, overlapping);
+  std::vector<RodContactRow> rows;
+  rows.reserve(pairs.size());
+  for (const RodContactPair& pair : pairs) {
+    const Segment& a = segments_[pair.segment_a];
+    const Segment& b = segments_[pair.segment_b];
+    RodContactRow row;
+    row.vertices = {a.vertex0, a.vertex0 + 1, b.vertex0, b.vertex0 + 1};
+    // Apart at x_from (collect left the overlapping pairs out): the normal is the points'.
+    row.frame = segment_contact_frame(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0),
+                                      point(x_from, b.dof1), a.radius, b.radius, Vec3::UnitZ(), dimension_);
+    row.friction = friction_;
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 namespace {

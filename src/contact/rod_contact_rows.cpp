@@ -69,8 +69,10 @@ RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::
   for (int i = 0; i < m; ++i) {
     const RodContactRow& row = rows[i];
     const Mat3 F = frame_rows(row.frame);
+    // The rods the row's impulse moves: those with a free vertex in it.
     for (int k = 0; k < 4; ++k) {
       const int rod = layout.vertex_rod(row.vertices[k]);
+      if (layout.free_index(layout.vertex_dof(row.vertices[k])) < 0) continue;
       if (std::find(problem.rods[i].begin(), problem.rods[i].end(), rod) == problem.rods[i].end())
         problem.rods[i].push_back(rod);
     }

@@ -12,6 +12,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
 
+#include "bristle/contact/rod_contact.hpp"
 #include "bristle/contact/rod_contact_rows.hpp"
 #include "support/rod_builders.hpp"
 
@@ -77,7 +78,7 @@ RodContactRow make_row(const Model& model, const VecX& x, int rod_p, int segment
     for (int c = 0; c < model.dimension; ++c) p[k][c] = x[layout.vertex_dof(row.vertices[k]) + c];
   }
   row.frame = segment_contact_frame(p[0], p[1], p[2], p[3], model.rods[rod_p].material.radius,
-                                    model.rods[rod_q].material.radius, Vec3::UnitZ());
+                                    model.rods[rod_q].material.radius, Vec3::UnitZ(), model.dimension);
   row.friction = mu;
   return row;
 }
@@ -121,6 +122,32 @@ void check_delassus_consistency(const Model& model, const std::vector<RodContact
     INFO("row " << i << " predicted " << predicted[i].transpose() << " direct " << direct[i].transpose());
     CHECK((predicted[i] - direct[i]).norm() <= 1e-11 * largest);
   }
+  // Independently of the rows' formula: u_n - g / h is the rate of the gap along the motion
+  // v + dv, from the rows' positions x.
+  const VecX x = initial_state(model).positions;
+  VecX motion = VecX::Zero(layout.dof_count());
+  for (int dof = 0; dof < layout.dof_count(); ++dof) {
+    const int f = layout.free_index(dof);
+    motion[dof] = v[dof] + (f >= 0 ? changed[f] : 0.0);
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto gap_at = [&](double e) {
+      Vec3 p[4];
+      for (int k = 0; k < 4; ++k) {
+        p[k] = Vec3::Zero();
+        for (int c = 0; c < model.dimension; ++c) {
+          const int dof = layout.vertex_dof(rows[i].vertices[k]) + c;
+          p[k][c] = x[dof] + e * motion[dof];
+        }
+      }
+      return segment_contact_frame(p[0], p[1], p[2], p[3], 0.02, 0.02, Vec3::UnitZ(), model.dimension).gap;
+    };
+    // Central differences at e and e / 2, extrapolated (Richardson): the gap bends sharply
+    // where the closest points are segment ends, and plain differences at 1e-7 are off by 1e-6.
+    auto central = [&](double e) { return (gap_at(e) - gap_at(-e)) / (2.0 * e); };
+    const double rate = (4.0 * central(5e-7) - central(1e-6)) / 3.0;
+    CHECK(direct[i][0] - rows[i].frame.gap / h == doctest::Approx(rate).epsilon(1e-6).scale(1.0));
+  }
   // The rows that share a rod are coupled, the others are not.
   for (int i = 0; i < problem.coulomb.contact_count(); ++i)
     for (int k = problem.coulomb.block_offsets[i]; k < problem.coulomb.block_offsets[i + 1]; ++k) {
@@ -133,12 +160,13 @@ void check_delassus_consistency(const Model& model, const std::vector<RodContact
     }
 }
 
-/// A rod along x at height z over rods along y at z = 0, spaced along x.
+/// A rod along x at height z over rods along y at z = 0, spaced along x. The crossings are
+/// inside segments of both rods (at a vertex the gap has a kink, and differences straddle it).
 Model rod_over_rails(int rails, double z, int dimension, std::vector<int> rail_fixed = {}) {
   std::vector<Rod> rods;
-  rods.push_back(straight_rod(8, Vec3(-0.2, 0.0, z), Vec3(0.2, 0.0, z), dimension, {}, soft_material(), "top"));
+  rods.push_back(straight_rod(8, Vec3(-0.2, 0.01, z), Vec3(0.2, 0.01, z), dimension, {}, soft_material(), "top"));
   for (int k = 0; k < rails; ++k) {
-    const double x = -0.15 + 0.3 * (rails > 1 ? double(k) / (rails - 1) : 0.5);
+    const double x = -0.13 + 0.3 * (rails > 1 ? double(k) / (rails - 1) : 0.5);
     rods.push_back(
         straight_rod(4, Vec3(x, -0.1, 0.0), Vec3(x, 0.1, 0.0), dimension, rail_fixed, soft_material(), "rail"));
   }
@@ -164,7 +192,7 @@ TEST_CASE("rod contact rows: the Delassus blocks and offsets agree with the rows
   SUBCASE("self-contact: two far segments of one rod") {
     std::vector<Rod> rods;
     rods.push_back(rod_from_vertices(
-        {Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0.2, 0, 0), Vec3(0.2, 0.1, 0), Vec3(0.1, 0.1, 0.01), Vec3(0.1, -0.1, 0.01)},
+        {Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0.2, 0, 0), Vec3(0.2, 0.1, 0), Vec3(0.08, 0.1, 0.01), Vec3(0.08, -0.1, 0.01)},
         3));
     const Model model = make_model(3, std::move(rods));
     const VecX x = initial_state(model).positions;
@@ -173,7 +201,7 @@ TEST_CASE("rod contact rows: the Delassus blocks and offsets agree with the rows
   SUBCASE("2D: rods in a plane") {
     std::vector<Rod> rods;
     rods.push_back(straight_rod(6, Vec3(-0.2, 0.045, 0.0), Vec3(0.2, 0.05, 0.0), 2));
-    rods.push_back(straight_rod(6, Vec3(-0.2, 0.0, 0.0), Vec3(0.2, 0.0, 0.0), 2, {0}));
+    rods.push_back(straight_rod(6, Vec3(-0.23, 0.0, 0.0), Vec3(0.17, 0.0, 0.0), 2, {0}));
     const Model model = make_model(2, std::move(rods));
     const VecX x = initial_state(model).positions;
     check_delassus_consistency(model, {make_row(model, x, 0, 2, 1, 2), make_row(model, x, 0, 4, 1, 4)}, random);
@@ -198,8 +226,8 @@ TEST_CASE("rod contact rows: a rod dropped across another stops on it, sliding o
   const VecX dv_unconstrained = VecX::Zero(layout.free_dof_count());
   for (const double mu : {0.0, 0.1, 10.0}) {
     CAPTURE(mu);
-    // The crossing, linearised at the step's start: top segment 4 (from x = 0) over rail
-    // segment 2 (from y = 0).
+    // The crossing, linearised at the step's start: top segment 4 (x from 0 to 0.05) over
+    // rail segment 2 (y from 0 to 0.05), at (0.02, 0.01).
     const std::vector<RodContactRow> rows = {make_row(model, x, 0, 4, 1, 2, mu)};
     CHECK(rows[0].frame.gap == doctest::Approx(0.001));
     const RodContactProblem problem =
@@ -229,5 +257,67 @@ TEST_CASE("rod contact rows: a rod dropped across another stops on it, sliding o
       CHECK(friction < mu * impulses[0][0]);
       CHECK(slip < 1e-10);
     }
+  }
+}
+
+TEST_CASE("rod contact rows: the broad phase's rows are the pairs that come near on the step's path") {
+  Model model = rod_over_rails(3, 0.045, 3);
+  model.rod_contact.enabled = true;
+  model.rod_contact.friction = 0.2;
+  // A fourth rail far away along y: never near.
+  model.rods.push_back(straight_rod(4, Vec3(0.0, 1.0, 0.0), Vec3(0.0, 1.2, 0.0), 3, {}, soft_material(), "far"));
+  model.finalize();
+  const DofLayout& layout = model.layout;
+  const VecX x0 = initial_state(model).positions;
+  // The top rod's path goes 10 cm down, through the three rails.
+  VecX x1 = x0;
+  const auto [begin, end] = layout.rod_vertex_range(0);
+  for (int gv = begin; gv < end; ++gv) x1[layout.vertex_dof(gv) + 2] -= 0.1;
+  RodContact contact(model, model.dof_masses());
+  const std::vector<RodContactRow> rows = contact.constraint_rows(x0, x1);
+  auto at = [&](const VecX& x, int gv) { return Vec3(x.segment<3>(layout.vertex_dof(gv))); };
+  // Each row: a segment of the top rod and one of a near rail, linearised at x0.
+  for (const RodContactRow& row : rows) {
+    CHECK(row.vertices[1] == row.vertices[0] + 1);
+    CHECK(row.vertices[3] == row.vertices[2] + 1);
+    CHECK(layout.vertex_rod(row.vertices[0]) != layout.vertex_rod(row.vertices[2]));
+    CHECK(layout.vertex_rod(row.vertices[2]) != 4);
+    CHECK(row.friction == 0.2);
+    const SegmentContactFrame expected =
+        segment_contact_frame(at(x0, row.vertices[0]), at(x0, row.vertices[1]), at(x0, row.vertices[2]),
+                              at(x0, row.vertices[3]), 0.02, 0.02, Vec3::UnitZ());
+    CHECK(row.frame.gap == expected.gap);
+    CHECK(row.frame.normal == expected.normal);
+    CHECK(row.frame.weights == expected.weights);
+  }
+  // Every pair of the top rod and a rail whose surfaces meet somewhere on the path is a row.
+  int meeting = 0;
+  for (int rail = 1; rail <= 3; ++rail)
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const int p0 = layout.global_vertex(0, i), q0 = layout.global_vertex(rail, j);
+        bool meets = false;
+        for (int k = 0; k <= 100 && !meets; ++k) {
+          const VecX x = x0 + (k / 100.0) * (x1 - x0);
+          meets = segment_contact_frame(at(x, p0), at(x, p0 + 1), at(x, q0), at(x, q0 + 1), 0.02, 0.02,
+                                        Vec3::UnitZ())
+                      .gap < 0.0;
+        }
+        if (!meets) continue;
+        ++meeting;
+        bool listed = false;
+        for (const RodContactRow& row : rows)
+          listed = listed || (row.vertices[0] == p0 && row.vertices[2] == q0);
+        INFO("top segment " << i << " rail " << rail << " segment " << j);
+        CHECK(listed);
+      }
+  CHECK(meeting >= 6);  // each rail is crossed by one or two top segments, at one or two of its own
+  // The same rows, bit for bit, on two threads.
+  contact.set_threads(2);
+  const std::vector<RodContactRow> again = contact.constraint_rows(x0, x1);
+  REQUIRE(again.size() == rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    CHECK(again[k].vertices == rows[k].vertices);
+    CHECK(again[k].frame.gap == rows[k].frame.gap);
   }
 }

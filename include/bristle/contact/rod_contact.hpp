@@ -27,6 +27,7 @@
 #include <limits>
 #include <vector>
 
+#include "bristle/contact/rod_contact_rows.hpp"
 #include "bristle/energy/rod_contact.hpp"
 #include "bristle/math/types.hpp"
 #include "bristle/model/model.hpp"
@@ -72,6 +73,12 @@ class RodContact {
   const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to);
   const std::vector<RodContactPair>& pairs() const { return pairs_; }
   int overlapping() const { return overlapping_; }
+
+  /// The same pairs (near each other on the straight path from x_from to x_to, those
+  /// overlapping at x_from left out) as constraint rows linearised at x_from, in find_pairs'
+  /// order, with the scene's friction between rods: the rows of rod-rod contacts as
+  /// constraints (contact/rod_contact_rows.hpp). Leaves pairs() as it is.
+  std::vector<RodContactRow> constraint_rows(const VecX& x_from, const VecX& x_to) const;
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
@@ -136,6 +143,7 @@ class RodContact {
   struct Segment {
     int rod = 0, index = 0;
     int dof0 = 0, dof1 = 0;     // first DOFs of its two vertices
+    int vertex0 = 0;            // global index of its first vertex (the second is the next)
     double radius = 0.0;        // [m]
     double arc_start = 0.0;     // rest length of the rod before it [m]
     double rest_length = 0.0;   // [m]
@@ -153,6 +161,7 @@ class RodContact {
 
   bool enabled_ = false;
   bool self_ = true;
+  double friction_ = 0.0;  // Coulomb's mu between rods
   struct PairForce {
     double force = 0.0;       // the current estimate [N]
     double step_force = 0.0;  // the estimate at the step's start: sizes kappa for the step [N]

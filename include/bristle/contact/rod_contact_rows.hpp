@@ -49,8 +49,9 @@ using RodBlockSolve = std::function<void(int rod, Eigen::Ref<VecX> segment)>;
 /// with each row's response kept for apply_rod_contact_impulses.
 struct RodContactProblem {
   CoulombProblem coulomb;
-  /// Row i's response to a unit impulse along its normal, tangent1 and tangent2, on each of
-  /// its rods: responses[i][k] (k < rods[i].size()) is a (rod's free DOFs) x 3 matrix.
+  /// Row i's response to a unit impulse along its normal, tangent1 and tangent2, on each rod
+  /// it moves (rods[i]: those with a free vertex in the row): responses[i][k] is a (rod's free
+  /// DOFs) x 3 matrix.
   std::vector<std::vector<int>> rods;
   std::vector<std::vector<Eigen::MatrixXd>> responses;
 };
