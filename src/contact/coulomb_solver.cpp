@@ -135,7 +135,7 @@ CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings
       Vec3 u = contact_velocity(problem, impulses, i);
       // Normal: the complementarity of p_n and u_n, the other components held.
       if (W(0, 0) > 0.0) {
-        const double normal = std::max(0.0, p[0] - u[0] / W(0, 0));
+        const double normal = std::max(0.0, p[0] - settings.normal_relaxation * u[0] / W(0, 0));
         u += W.col(0) * (normal - p[0]);
         p[0] = normal;
       }
@@ -143,7 +143,14 @@ CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings
       const Mat2 Wtt = W.block<2, 2>(1, 1);
       const Vec2 old = p.tail<2>();
       const Vec2 linear = u.tail<2>() - Wtt * old;
-      const Vec2 tangential = minimise_on_disc(Wtt, linear, problem.friction[i] * p[0]);
+      const double bound = problem.friction[i] * p[0];
+      Vec2 tangential = minimise_on_disc(Wtt, linear, bound);
+      if (settings.tangential_relaxation != 1.0) {
+        // Relaxed, then back onto the disc: a fixed point still has q = p_t (q is in the disc,
+        // so q - p_t never points out of it where p_t is on the circle).
+        tangential = old + settings.tangential_relaxation * (tangential - old);
+        if (tangential.norm() > bound) tangential *= bound / tangential.norm();
+      }
       p.tail<2>() = tangential;
     }
     ++result.sweeps;

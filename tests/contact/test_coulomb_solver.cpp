@@ -258,50 +258,59 @@ TEST_CASE("coulomb solver: frictionless coupled contacts match the enumerated co
       }
     }
     REQUIRE(solutions == 1);  // W_nn positive definite: one solution
-    std::vector<Vec3> p;
-    CoulombSettings settings;
-    settings.tolerance = 1e-11;
-    settings.max_sweeps = 10000;
-    const CoulombResult result = solve_coulomb(problem, settings, p);
-    INFO("trial " << trial << " sweeps " << result.sweeps);
-    CHECK(result.converged);
-    for (int i = 0; i < m; ++i) {
-      CHECK(p[i][0] == doctest::Approx(exact[i]).epsilon(1e-8).scale(1e-3));
-      CHECK(p[i].tail<2>().norm() == 0.0);
+    // Plain and over-relaxed (projected SOR converges on this problem for any omega in (0, 2)).
+    for (const double relaxation : {1.0, 1.8}) {
+      std::vector<Vec3> p;
+      CoulombSettings settings;
+      settings.tolerance = 1e-11;
+      settings.max_sweeps = 10000;
+      settings.normal_relaxation = relaxation;
+      const CoulombResult result = solve_coulomb(problem, settings, p);
+      INFO("trial " << trial << " relaxation " << relaxation << " sweeps " << result.sweeps);
+      CHECK(result.converged);
+      for (int i = 0; i < m; ++i) {
+        CHECK(p[i][0] == doctest::Approx(exact[i]).epsilon(1e-8).scale(1e-3));
+        CHECK(p[i].tail<2>().norm() == 0.0);
+      }
     }
   }
 }
 
 TEST_CASE("coulomb solver: coupled frictional contacts on rod-like systems obey Coulomb's law") {
-  std::mt19937 random(17);
-  LawCount count;
-  int converged = 0, trials = 0, sweeps = 0;
-  for (double mu : {0.1, 0.3, 1.0})
-    for (int trial = 0; trial < 15; ++trial) {
-      const CoulombProblem problem = rod_like_problem(random, 16, 6, mu, 1.0);
-      std::vector<Vec3> p;
-      CoulombSettings settings;
-      settings.tolerance = 1e-10;
-      settings.max_sweeps = 20000;
-      const CoulombResult result = solve_coulomb(problem, settings, p);
-      ++trials;
-      sweeps = std::max(sweeps, result.sweeps);
-      if (!result.converged) continue;  // friction's law is not convex: reported, not assumed
-      ++converged;
-      INFO("mu " << mu << " trial " << trial << " sweeps " << result.sweeps);
-      check_coulomb_law(problem, p, 1e-8, count);
-      // A warm start from the solution needs no sweep; the same start gives the same bits.
-      std::vector<Vec3> again = p;
-      CHECK(solve_coulomb(problem, settings, again).sweeps == 0);
-      std::vector<Vec3> repeat;
-      solve_coulomb(problem, settings, repeat);
-      for (int i = 0; i < problem.contact_count(); ++i) CHECK((repeat[i].array() == p[i].array()).all());
-    }
-  MESSAGE("converged " << converged << " of " << trials << " (at most " << sweeps << " sweeps); take-off " << count.take_off << ", stick "
-                       << count.stick << ", slide " << count.slide);
-  CHECK(converged >= trials * 9 / 10);
-  // Every regime of the law was met and checked.
-  CHECK(count.take_off > 10);
-  CHECK(count.stick > 10);
-  CHECK(count.slide > 10);
+  // Plain Gauss-Seidel. (Over-relaxed, 1.8 on the normal and 1.5 on the tangent as the brush
+  // experiment found fastest, 8 of these 45 did not converge in 20000 sweeps; 1.8 on the
+  // normal alone, 4: the option is not the default.)
+  {
+    std::mt19937 random(17);
+    LawCount count;
+    int converged = 0, trials = 0, sweeps = 0;
+    for (double mu : {0.1, 0.3, 1.0})
+      for (int trial = 0; trial < 15; ++trial) {
+        const CoulombProblem problem = rod_like_problem(random, 16, 6, mu, 1.0);
+        std::vector<Vec3> p;
+        CoulombSettings settings;
+        settings.tolerance = 1e-10;
+        settings.max_sweeps = 20000;
+        const CoulombResult result = solve_coulomb(problem, settings, p);
+        ++trials;
+        sweeps = std::max(sweeps, result.sweeps);
+        if (!result.converged) continue;  // friction's law is not convex: reported, not assumed
+        ++converged;
+        INFO("mu " << mu << " trial " << trial << " sweeps " << result.sweeps);
+        check_coulomb_law(problem, p, 1e-8, count);
+        // A warm start from the solution needs no sweep; the same start gives the same bits.
+        std::vector<Vec3> again = p;
+        CHECK(solve_coulomb(problem, settings, again).sweeps == 0);
+        std::vector<Vec3> repeat;
+        solve_coulomb(problem, settings, repeat);
+        for (int i = 0; i < problem.contact_count(); ++i) CHECK((repeat[i].array() == p[i].array()).all());
+      }
+    MESSAGE("converged " << converged << " of " << trials << " (at most " << sweeps << " sweeps); take-off " << count.take_off << ", stick "
+                         << count.stick << ", slide " << count.slide);
+    CHECK(converged >= trials * 9 / 10);
+    // Every regime of the law was met and checked.
+    CHECK(count.take_off > 10);
+    CHECK(count.stick > 10);
+    CHECK(count.slide > 10);
+  }
 }

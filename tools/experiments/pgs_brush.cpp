@@ -5,7 +5,7 @@
 //   g++ -O2 -std=c++17 -I/usr/include/eigen3 -Iinclude tools/experiments/pgs_brush.cpp \
 //       src/contact/coulomb_solver.cpp src/contact/segment_contact_frame.cpp \
 //       src/contact/segment_distance.cpp -o /tmp/pgs_brush
-//   /tmp/pgs_brush SIDE EVERY MU      (e.g. 8 2 0.3)
+//   /tmp/pgs_brush SIDE EVERY MU [OMEGA_N OMEGA_T]     (e.g. 8 2 0.3, or 8 2 0.3 1.8 1.5)
 //
 // SIDE x SIDE vertical bristles (25 mm, 20 edges, radius 0.15 mm, E = 3 GPa, 1100 kg/m^3, the
 // two root vertices fixed), each with the system block of a step at dt = 1/60 s: lumped mass
@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   const int side = argc > 1 ? std::atoi(argv[1]) : 4;
   const int every = argc > 2 ? std::atoi(argv[2]) : 4;
   const double mu = argc > 3 ? std::atof(argv[3]) : 0.3;
+  const double normal_relaxation = argc > 4 ? std::atof(argv[4]) : 1.0;
+  const double tangential_relaxation = argc > 5 ? std::atof(argv[5]) : 1.0;
   const int vertices = 21, free_vertices = vertices - 2;
   const double length = 0.025, edge = length / (vertices - 1), radius = 1.5e-4, density = 1100.0, young = 3e9;
   const double h = 1.0 / 60.0;
@@ -120,6 +122,8 @@ int main(int argc, char** argv) {
     CoulombSettings settings;
     settings.tolerance = tolerance;
     settings.max_sweeps = 100000;
+    settings.normal_relaxation = normal_relaxation;
+    settings.tangential_relaxation = tangential_relaxation;
     const CoulombResult result = solve_coulomb(problem, settings, impulses);
     int pressed = 0;
     for (const Vec3& p : impulses) pressed += p[0] > 0.0;
