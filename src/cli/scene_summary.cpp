@@ -120,7 +120,8 @@ std::string describe(const SceneSummary& s) {
   if (s.loads || s.colliders) text << "  loads          " << s.loads << ", colliders " << s.colliders << "\n";
   if (s.rod_contact.enabled)
     text << "  rod contact    on, friction " << number(s.rod_contact.friction) << ", self-contact "
-         << (s.rod_contact.self ? "on" : "off (segments of one rod pass through each other)") << "\n";
+         << (s.rod_contact.self ? "on" : "off (segments of one rod pass through each other)") << ", "
+         << (s.rod_contact.method == RodContactMethod::Constraints ? "as constraints" : "by a barrier") << "\n";
   else
     text << "  rod contact    off (rods pass through each other)\n";
   text << "  time           dt " << number(s.dt) << " s, frame_dt " << number(s.frame_dt) << " s ("
@@ -184,7 +185,8 @@ nlohmann::json to_json(const SceneSummary& s) {
   json["colliders"] = s.colliders;
   json["rod_contact"] = {{"enabled", s.rod_contact.enabled},
                          {"friction", s.rod_contact.friction},
-                         {"self", s.rod_contact.self}};
+                         {"self", s.rod_contact.self},
+                         {"method", s.rod_contact.method == RodContactMethod::Constraints ? "constraints" : "barrier"}};
   json["total_mass"] = s.total_mass;
   json["total_length"] = s.total_length;
   json["dt"] = s.dt;

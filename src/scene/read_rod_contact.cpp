@@ -12,14 +12,20 @@ ReadResult<RodContactSettings> read_rod_contact(const JsonValue& value) {
     // The shorthand "rod_contact": true | false is {"enabled": true | false}.
     settings.enabled = value.boolean();
   } else {
-    if (!value.is_object()) value.fail_expected("true, false or an object with \"enabled\", \"friction\" and \"self\"");
-    const ObjectReader reader = value.object({"enabled", "friction", "self"});
+    if (!value.is_object()) value.fail_expected("true, false or an object with \"enabled\", \"friction\", \"self\" and \"method\"");
+    const ObjectReader reader = value.object({"enabled", "friction", "self", "method"});
     if (const auto enabled = reader.find("enabled")) settings.enabled = enabled->boolean();
     if (const auto friction = reader.find("friction")) settings.friction = friction->non_negative_number();
     if (const auto self = reader.find("self")) settings.self = self->boolean();
+    if (const auto method = reader.find("method"))
+      settings.method = method->choice({"barrier", "constraints"}) == "constraints" ? RodContactMethod::Constraints
+                                                                                   : RodContactMethod::Barrier;
   }
   const nlohmann::json expanded = {
-      {"enabled", settings.enabled}, {"friction", settings.friction}, {"self", settings.self}};
+      {"enabled", settings.enabled},
+      {"friction", settings.friction},
+      {"self", settings.self},
+      {"method", settings.method == RodContactMethod::Constraints ? "constraints" : "barrier"}};
   return {settings, expanded};
 }
 

@@ -166,7 +166,7 @@ TEST_CASE("cli validate says whether rod contact is on, and what it does with ro
   Outcome o = run({"validate", scene("hanging_bristle")});
   CHECK(contains(o.out, "  rod contact    off (rods pass through each other)\n"));
   auto json = nlohmann::json::parse(run({"validate", scene("hanging_bristle"), "--json"}).out);
-  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", false}, {"friction", 0.0}, {"self", true}}));
+  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", false}, {"friction", 0.0}, {"self", true}, {"method", "barrier"}}));
 
   // The crossing rods of tests/cli/overlap/ with rod contact on: the warning says the pairs that
   // start inside each other stay unconstrained until they separate.
@@ -178,7 +178,7 @@ TEST_CASE("cli validate says whether rod contact is on, and what it does with ro
   std::ofstream(path) << crossing.dump(1);
   o = run({"validate", path});
   CHECK(o.code == 0);
-  CHECK(contains(o.out, "  rod contact    on, friction 0.3, self-contact off (segments of one rod pass through each other)\n"));
+  CHECK(contains(o.out, "  rod contact    on, friction 0.3, self-contact off (segments of one rod pass through each other), by a barrier\n"));
   CHECK(o.err == "warning: " + path +
                      ": 2 overlapping segment pairs between 1 pair of rods at the initial positions: the rods start"
                      " inside each other, and rod contact leaves pairs that start inside each other unconstrained"
@@ -186,14 +186,14 @@ TEST_CASE("cli validate says whether rod contact is on, and what it does with ro
                      "warning:   \"under\" segment 4 and \"over\" segment 4: 5e-05 m deep, 0.5 of the smaller radius\n"
                      "warning:   \"under\" segment 4 and \"over\" segment 5: 5e-05 m deep, 0.5 of the smaller radius\n");
   json = nlohmann::json::parse(run({"validate", path, "--json"}).out);
-  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", true}, {"friction", 0.3}, {"self", false}}));
+  CHECK(json["rod_contact"] == nlohmann::json({{"enabled", true}, {"friction", 0.3}, {"self", false}, {"method", "barrier"}}));
   CHECK(json["overlaps"]["segment_pairs"] == 2);
 
   // The shorthand, with self-contact on by default.
   crossing["rod_contact"] = true;
   std::ofstream(path) << crossing.dump(1);
   o = run({"validate", path});
-  CHECK(contains(o.out, "  rod contact    on, friction 0, self-contact on\n"));
+  CHECK(contains(o.out, "  rod contact    on, friction 0, self-contact on, by a barrier\n"));
   CHECK(contains(o.err, "rod contact leaves pairs that start inside each other unconstrained until they separate\n"));
 }
 

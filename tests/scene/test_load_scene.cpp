@@ -607,8 +607,8 @@ TEST_CASE("scene: rod_contact, its defaults, its shorthand and each key, in 2D a
                                       rod + " } ]" + (value.empty() ? "" : R"(, "rod_contact": )" + value) + " }",
                                   "scene.json");
   };
-  auto expanded = [](bool enabled, double friction, bool self) {
-    return nlohmann::json{{"enabled", enabled}, {"friction", friction}, {"self", self}};
+  auto expanded = [](bool enabled, double friction, bool self, const char* method = "barrier") {
+    return nlohmann::json{{"enabled", enabled}, {"friction", friction}, {"self", self}, {"method", method}};
   };
   auto check = [](const RodContactSettings& s, bool enabled, double friction, bool self) {
     CHECK(s.enabled == enabled);
@@ -644,6 +644,15 @@ TEST_CASE("scene: rod_contact, its defaults, its shorthand and each key, in 2D a
     const Scene scene = load(R"({"enabled": true, "friction": 0.5, "self": false})", 2);
     check(scene.model.rod_contact, true, 0.5, false);
     CHECK(scene.expanded["rod_contact"] == expanded(true, 0.5, false));
+  }
+  SUBCASE("the method: barrier by default, or constraints") {
+    CHECK(load("true").model.rod_contact.method == RodContactMethod::Barrier);
+    CHECK(load(R"({"method": "barrier"})").model.rod_contact.method == RodContactMethod::Barrier);
+    const Scene scene = load(R"({"enabled": true, "method": "constraints"})");
+    CHECK(scene.model.rod_contact.method == RodContactMethod::Constraints);
+    CHECK(scene.expanded["rod_contact"] == expanded(true, 0.0, true, "constraints"));
+    const Scene again = load_scene_from_string(scene.expanded.dump(), "expanded.json");
+    CHECK(again.model.rod_contact.method == RodContactMethod::Constraints);
   }
   SUBCASE("the expanded scene reloads to the same settings") {
     const Scene scene = load(R"({"enabled": true, "friction": 0.1})");

@@ -155,7 +155,7 @@ const Malformed kMalformed3d[] = {
     {"box rotation without axis", erase("/colliders/3/rotation", "axis"), "/colliders/3/rotation/axis",
      "missing required key \"axis\""},
     {"rod_contact neither object nor boolean", set("/rod_contact", "on"), "/rod_contact",
-     "expected true, false or an object with \"enabled\", \"friction\" and \"self\", found \"on\""},
+     "expected true, false or an object with \"enabled\", \"friction\", \"self\" and \"method\", found \"on\""},
     {"rod_contact a number", set("/rod_contact", 1), "/rod_contact", "expected true, false or an object"},
     {"rod_contact enabled as text", set("/rod_contact", {{"enabled", "true"}}), "/rod_contact/enabled",
      "expected true or false, found \"true\""},
@@ -168,7 +168,10 @@ const Malformed kMalformed3d[] = {
     {"rod_contact key typo", set("/rod_contact", {{"enabled", true}, {"frction", 0.3}}), "/rod_contact/frction",
      "unknown key \"frction\"; did you mean \"friction\"?"},
     {"rod_contact key of a collider", set("/rod_contact", {{"radius", 0.001}}), "/rod_contact/radius",
-     "expected \"enabled\", \"friction\" or \"self\""},
+     "expected \"enabled\", \"friction\", \"self\" or \"method\""},
+    {"rod_contact method misspelt", set("/rod_contact", {{"enabled", true}, {"method", "constraint"}}),
+     "/rod_contact/method", "did you mean \"constraints\"?"},
+    {"rod_contact method a boolean", set("/rod_contact", {{"method", true}}), "/rod_contact/method", "found true"},
 };
 
 }  // namespace

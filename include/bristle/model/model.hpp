@@ -93,12 +93,22 @@ class DofLayout {
   std::vector<int> node_dof_;         // node_count() + 1 entries
 };
 
+/// How rod-rod contact is solved (docs/contact.md).
+enum class RodContactMethod {
+  /// A log barrier on each pair's gap with CCD-limited line searches (IPC's): "Rod-rod contact".
+  Barrier,
+  /// Linearised non-penetration constraints with exact Coulomb friction, solved inside each
+  /// linear solve (Daviet et al. 2011): "Rod-rod contacts as constraints".
+  Constraints,
+};
+
 /// Contact between the surfaces of rods (capsules of each rod's radius): docs/contact.md,
 /// "Rod-rod contact".
 struct RodContactSettings {
   bool enabled = false;   ///< scene key rod_contact.enabled
   double friction = 0.0;  ///< Coulomb coefficient between rods, >= 0 (rod_contact.friction)
   bool self = true;       ///< also non-adjacent segments of one rod (rod_contact.self)
+  RodContactMethod method = RodContactMethod::Barrier;  ///< rod_contact.method
 };
 
 struct Model {
