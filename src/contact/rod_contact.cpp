@@ -89,7 +89,7 @@ double RodContact::energy(const VecX& x) const {
 }
 
 void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs,
-                         int& overlapping) const {
+                         int& overlapping, double overlap_floor) const {
   pairs.clear();
   overlapping = 0;
   if (!enabled_) return;
@@ -111,7 +111,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     const double distance =
         segment_distance(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0), point(x_from, b.dof1))
             .distance;
-    if (!(distance > reach)) {
+    if (!(distance > overlap_floor * reach)) {
       ++overlapping;
       continue;
     }
@@ -134,10 +134,17 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   }
 }
 
+namespace {
+// Rod-rod contacts as constraints: a pair overlapping at the step's start by less than this
+// fraction of the sum of its radii is a constraint like the others (docs/contact.md, "Rod-rod
+// contacts as constraints in the step").
+constexpr double kConstraintOverlapFloor = 0.5;
+}  // namespace
+
 std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const VecX& x_to) const {
   std::vector<RodContactPair> pairs;
   int overlapping = 0;
-  collect(x_from, x_to, pairs, overlapping);
+  collect(x_from, x_to, pairs, overlapping, kConstraintOverlapFloor);
   std::vector<RodContactRow> rows;
   rows.reserve(pairs.size());
   for (const RodContactPair& pair : pairs) {
@@ -145,10 +152,12 @@ std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const
     const Segment& b = segments_[pair.segment_b];
     RodContactRow row;
     row.vertices = {a.vertex0, a.vertex0 + 1, b.vertex0, b.vertex0 + 1};
-    // Apart at x_from (collect left the overlapping pairs out): the normal is the points'.
+    // The axes apart at x_from (collect left deeper overlaps out): the normal is the points'.
     row.frame = segment_contact_frame(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0),
                                       point(x_from, b.dof1), a.radius, b.radius, Vec3::UnitZ(), dimension_);
     row.friction = friction_;
+    row.segments = {pair.segment_a, pair.segment_b};
+    row.start_normal = row.frame.normal;
     rows.push_back(row);
   }
   return rows;
@@ -231,11 +240,47 @@ double RodContact::max_step_reversed(const VecX& x_from, const VecX& x_to, doubl
   return step;
 }
 
-RodContactStats RodContact::measure(const VecX& x) const {
+void RodContact::linearise_rows(std::vector<RodContactRow>& rows, const VecX& x, const VecX* v_lin, double h) const {
+  const int count = static_cast<int>(rows.size());
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && count > 256)
+  for (int k = 0; k < count; ++k) {
+    RodContactRow& row = rows[k];
+    const Segment& a = segments_[row.segments[0]];
+    const Segment& b = segments_[row.segments[1]];
+    SegmentContactFrame frame = segment_contact_frame(point(x, a.dof0), point(x, a.dof1), point(x, b.dof0),
+                                                      point(x, b.dof1), a.radius, b.radius, row.start_normal, dimension_);
+    if (frame.normal.dot(row.start_normal) < 0.0) {
+      // Crossed in the iterate: the signed distance along the start's side is -|P(s) - Q(t)|.
+      const double reach = a.radius + b.radius;
+      frame.gap = -(frame.gap + reach) - reach;
+      frame.normal = -frame.normal;
+      tangent_basis(frame.normal, frame.tangent1, frame.tangent2);
+    }
+    if (v_lin != nullptr) {
+      const int dofs[4] = {a.dof0, a.dof1, b.dof0, b.dof1};
+      Vec3 relative = Vec3::Zero();
+      for (int j = 0; j < 4; ++j) relative += frame.weights[j] * point(*v_lin, dofs[j]);
+      frame.gap -= h * frame.normal.dot(relative);
+    }
+    row.frame = frame;
+  }
+}
+
+RodContactStats RodContact::measure(const VecX& x) const { return measure_pairs(x, pairs_, overlapping_); }
+
+RodContactStats RodContact::measure_all(const VecX& x) const {
+  std::vector<RodContactPair> pairs;
+  int overlapping = 0;
+  collect(x, x, pairs, overlapping, 0.0);
+  return measure_pairs(x, pairs, overlapping);
+}
+
+RodContactStats RodContact::measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs,
+                                          int overlapping) const {
   RodContactStats stats;
-  stats.candidates = static_cast<int>(pairs_.size());
-  stats.overlapping = overlapping_;
-  for (const RodContactPair& pair : pairs_) {
+  stats.candidates = static_cast<int>(pairs.size());
+  stats.overlapping = overlapping;
+  for (const RodContactPair& pair : pairs) {
     const auto& d = pair.dofs;
     const double gap =
         segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance - pair.constants.reach;

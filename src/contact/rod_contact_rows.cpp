@@ -52,6 +52,7 @@ std::vector<Vec3> rod_contact_velocities(const DofLayout& layout, const std::vec
     const Mat3 F = frame_rows(row.frame);
     Vec3 u = F * (start + change);
     u[0] += row.frame.gap / h;
+    u += row.velocity_offset;
     velocities.push_back(u);
   }
   return velocities;

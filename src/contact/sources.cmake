@@ -4,6 +4,7 @@ list(APPEND BRISTLE_SOURCES
   src/contact/segment_contact_frame.cpp
   src/contact/coulomb_solver.cpp
   src/contact/rod_contact_rows.cpp
+  src/contact/collider_contact_rows.cpp
   src/contact/rod_overlaps.cpp
   src/contact/constraint_filter.cpp
   src/contact/contact_solver.cpp

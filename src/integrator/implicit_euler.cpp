@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "bristle/contact/collider_contact_rows.hpp"
+
 namespace bristle {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -71,6 +73,10 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.contact = std::move(contact);
   total.rod_contact = part.rod_contact;
   total.ccd_limited += part.ccd_limited;
+  total.contact_rows = part.contact_rows;
+  total.contacts_pressed = part.contacts_pressed;
+  total.impulse_sweeps += part.impulse_sweeps;
+  total.impulse_residual = part.impulse_residual;
 }
 }  // namespace
 
@@ -80,6 +86,12 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
   length_correction_.set_threads(settings_.threads);
   rod_contact_.set_threads(settings_.threads);
   contact_.set_threads(settings_.threads);
+  barrier_ = rod_contact_.enabled() && model.rod_contact.method == RodContactMethod::Barrier;
+  // As constraints, the colliders' contacts join the rods' in one impulse solve (whether or
+  // not rods touch each other): the active-set solver stays out.
+  constraints_ = model.rod_contact.method == RodContactMethod::Constraints &&
+                 (rod_contact_.enabled() || !model.colliders.empty());
+  if (constraints_) contact_.disable();
   const DofLayout& layout = model.layout;
   warm_start_ = VecX::Zero(layout.free_dof_count());
   solver_.preconditioner().set_blocks(layout.rod_free_ranges());
@@ -116,7 +128,7 @@ EnergyBreakdown ImplicitEuler::energies(const State& state) const {
   EnergyBreakdown e = assembler_.potential_energies(state.positions, state.time);
   // The barrier's pairs in the assembler are those of the last search path, not necessarily
   // of this state's: its energy from the pairs near each other here.
-  if (rod_contact_.enabled()) e.contact = rod_contact_.energy(state.positions);
+  if (barrier_) e.contact = rod_contact_.energy(state.positions);
   e.kinetic = 0.5 * state.velocities.dot(mass_.cwiseProduct(state.velocities));
   return e;
 }
@@ -216,8 +228,9 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
   // is backward Euler (the first step, after a split, after a jump of the state).
   // With rod-rod contact every step is backward Euler: its Newton iterations start from x0,
   // which is feasible, while BDF2's x^ = (4 x_n - x_{n-1}) / 3 need not be.
-  const bool barrier = rod_contact_.enabled();
-  ctx.bdf2 = allow_bdf2 && settings_.scheme == TimeScheme::Bdf2 && continuing && previous_dt_ == ctx.dt && !barrier;
+  const bool barrier = barrier_;
+  ctx.bdf2 = allow_bdf2 && settings_.scheme == TimeScheme::Bdf2 && continuing && previous_dt_ == ctx.dt && !barrier &&
+             !constraints_;
   ctx.report.bdf2 = ctx.bdf2;
   VecX& v = ctx.v;
   v.resize(dofs);
@@ -281,7 +294,7 @@ void ImplicitEuler::predict(StepContext& ctx, bool allow_bdf2) {
 
   // Whether energy may enter the system during the step: a moving fixed vertex, a load that
   // changes, a collider (it may move, and contact is not a minimisation of Phi).
-  ctx.driven = contact_.enabled();
+  ctx.driven = contact_.enabled() || (constraints_ && !model_.colliders.empty());
   for (const int dof : fixed_dofs_)
     if (v0[dof] != 0.0) ctx.driven = true;
   for (const PointLoad& load : model_.loads)
@@ -314,7 +327,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   }
   const VecX& x_lin = *ctx.x_lin;
   const Clock::time_point assembly_start = Clock::now();
-  if (rod_contact_.enabled()) load_contact_pairs(x_lin, x_lin);
+  if (barrier_) load_contact_pairs(x_lin, x_lin);
   // K w with w = h (x^ + h v - x_lin) + h beta v. Away from the start x_lin = x^ + h v, so
   // without stiffness damping w is exactly zero and K w is not formed.
   const bool with_product = ctx.at_start || beta != 0.0;
@@ -358,7 +371,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   // formed where it is kept), and solve() fills the matrix (assembling again) only if the
   // guess fails CG's test. Writing the matrix was a tenth of a step of the strand benchmark.
   if (ctx.solved_per_rod) preconditioner.prepare_blocks(system);
-  ctx.matrix_filled = keep_system_matrix_ || ctx.fill_matrix || !ctx.solved_per_rod || !keep_factors || beta != 0.0 ||
+  ctx.matrix_filled = keep_system_matrix_ || constraints_ || ctx.fill_matrix || !ctx.solved_per_rod || !keep_factors || beta != 0.0 ||
                       preconditioner.dofs_outside_blocks() > 0;
   if (!ctx.matrix_filled) ++unwritten_matrices_;
   ctx.fill_matrix = false;
@@ -623,7 +636,7 @@ bool ImplicitEuler::solve(StepContext& ctx) {
       report.failed_vertex = vertex;
     }
     // Rods pressed on each other are what the per-rod preconditioner cannot see: say so.
-    if (coupled_ && rod_contact_.enabled() && ctx.x_lin) {
+    if (coupled_ && barrier_ && ctx.x_lin) {
       const int pressed = rod_contact_.measure(*ctx.x_lin).pairs;
       if (pressed > 0)
         message << "; " << pressed << " pairs of segments pressed on each other (of two rods, or far apart on one) "
@@ -750,7 +763,7 @@ void ImplicitEuler::lag_friction(StepContext& ctx) {
   ElementTable<RodFrictionTerm>& table = assembler_.table<RodFrictionTerm>();
   table.clear_coupling();
   const double mu = model_.rod_contact.friction;
-  if (!rod_contact_.enabled() || !(mu > 0.0)) return;
+  if (!barrier_ || !(mu > 0.0)) return;
   const Clock::time_point start = Clock::now();
   // The pairs near each other at x0 (the barrier's own list, which the step's first assembly
   // rebuilds); those within g^ get an element. Sorted pairs, serial loop: the same elements
@@ -986,7 +999,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   ctx.end_energies_known = false;
   ctx.forces_consistent = true;
   const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
-  const bool barrier = rod_contact_.enabled();
+  const bool barrier = barrier_;
   double max_step = 1.0;
   if (barrier) {
     const Clock::time_point ccd_start = Clock::now();
@@ -1289,7 +1302,7 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
   const int iterations = std::max(1, settings_.newton_iterations);
   const double gravity_speed = model_.gravity.head(model_.dimension).norm() * ctx.h;
   for (ctx.iteration = 0; ctx.iteration < iterations; ++ctx.iteration) {
-    ctx.at_start = ctx.iteration == 0 && !ctx.from_guess && !rod_contact_.enabled();
+    ctx.at_start = ctx.iteration == 0 && !ctx.from_guess && !barrier_;
     if (!newton_iteration(ctx)) return false;
     // Converged? The full correction (not the accepted fraction) against the velocity scale.
     if (settings_.newton_tolerance > 0.0 && ctx.iteration + 1 < iterations) {
@@ -1297,7 +1310,7 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
       if (ctx.dv.lpNorm<Eigen::Infinity>() <= settings_.newton_tolerance * scale) break;
     }
   }
-  if (settings_.length_correction && !contact_.enabled() && !rod_contact_.enabled()) {
+  if (settings_.length_correction && !contact_.enabled() && !barrier_) {
     correct_lengths(ctx);
   } else {
     const VecX& x_hat = *ctx.x_hat;
@@ -1308,17 +1321,17 @@ bool ImplicitEuler::run_fixed(StepContext& ctx) {
   return true;
 }
 
-bool ImplicitEuler::run_converged(StepContext& ctx) {
+bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
   const bool contact = contact_.enabled();
   const bool damped = model_.damping_stiffness > 0.0;
   // Rod-rod contact: every iterate stays feasible, so no length correction (it moves vertices
   // after CCD has judged the step), and each Newton step is CCD-limited and line-searched.
-  const bool barrier = rod_contact_.enabled();
+  const bool barrier = barrier_;
   // The guess: Baraff-Witkin's solve linearised at x^, then the length correction. With rod
   // contact, the same solve as Newton's first iteration from rest (predict()), line-searched.
   ctx.iteration = 0;
   ctx.at_start = !barrier;
-  if (!assemble(ctx) || !solve(ctx)) return false;
+  if (!first_solved && (!assemble(ctx) || !solve(ctx))) return false;
   if (barrier)
     line_search(ctx);
   else
@@ -1457,6 +1470,170 @@ bool ImplicitEuler::run_converged(StepContext& ctx) {
   return energy_ok;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rod-rod contact as constraints (docs/contact.md, "Rod-rod contacts as constraints in the
+// step"; Daviet, Bertails-Descoubes and Boissieux, SIGGRAPH Asia 2011).
+//
+// Newton's method on the residual without contact, r(v), with the step's contact impulses p
+// beside it. Each iteration solves J dv0 = -r(v) rod by rod, then the impulses for the end
+// velocity v + dv0 + J^-1 H^T p (Coulomb's law at every row, contact/coulomb_solver.hpp), and
+// takes v += dv0 + J^-1 H^T p whole. p is the step's total impulse, not an increment: at a
+// fixed point r(v) = H^T p, the momentum balance with the contact impulses, and the rows'
+// linearised gaps and slips obey Coulomb's law. The rows are the pairs near each other on
+// the first solve's path, linearised at the step's start, where each pair is apart.
+
+bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
+  const DofLayout& layout = model_.layout;
+  const int n_free = layout.free_dof_count();
+  const SparseMatrix& system = system_matrix();
+  RodBlockPreconditioner& blocks = solver_.preconditioner();
+  StepReport& report = ctx.report;
+  const Clock::time_point start = Clock::now();
+  block_rhs_.setZero(n_free);
+  block_solution_.setZero(n_free);
+  // The system is block diagonal (no coupling between rods: the barrier is off), so A^-1
+  // applied to a rod's entries is its block's solve; solve_blocks factors a block once and
+  // reuses the factor while its values stay the same.
+  bool solved = true;
+  int failed_rod = -1;
+  std::vector<int> one_rod(1);
+  const RodBlockSolve block_solve = [&](int rod, Eigen::Ref<VecX> segment) {
+    const auto [begin, end] = layout.rod_free_range(rod);
+    block_rhs_.segment(begin, end - begin) = segment;
+    one_rod[0] = rod;
+    if (!blocks.solve_blocks(system, one_rod, block_rhs_, block_solution_)) {
+      if (solved) failed_rod = rod;
+      solved = false;
+    }
+    segment = block_solution_.segment(begin, end - begin);
+  };
+  const RodContactProblem problem =
+      build_rod_contact_problem(layout, contact_rows_, block_solve, ctx.v, ctx.dv_free, ctx.h);
+  if (!solved) {
+    report.ok = false;
+    report.failed_rod = failed_rod;
+    report.failure = "rod '" + model_.rods[failed_rod].name +
+                     "': its system block could not be factored for the rod-rod contact impulses (not positive definite)";
+    report.solve_seconds += seconds_since(start);
+    return false;
+  }
+  const CoulombResult result = solve_coulomb(problem.coulomb, impulse_settings_, contact_impulses_);
+  report.impulse_sweeps += result.sweeps;
+  report.impulse_residual = result.residual;
+  apply_rod_contact_impulses(layout, problem, contact_impulses_, ctx.dv_free);
+  const int dofs = layout.dof_count();
+  for_each_entry(dofs, settings_.threads, [&](int dof) {
+    const int f = layout.free_index(dof);
+    ctx.dv[dof] = f >= 0 ? ctx.dv_free[f] : 0.0;
+  });
+  report.solve_seconds += seconds_since(start);
+  return !find_non_finite(ctx.dv, report, "velocity");
+}
+
+bool ImplicitEuler::run_constrained(StepContext& ctx) {
+  const VecX& x_hat = *ctx.x_hat;
+  const double h = ctx.h;
+  const int dofs = static_cast<int>(x_hat.size());
+  ctx.iteration = 0;
+  ctx.at_start = true;
+  if (!assemble(ctx) || !solve(ctx)) return false;
+  // The rows: the pairs near each other anywhere between the start and the first solve's end
+  // (the contact impulses only hold the rods back from there).
+  ctx.trial_x.resize(dofs);
+  for_each_entry(dofs, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] + ctx.dv[i]); });
+  rod_rows_ = rod_contact_.constraint_rows(x_hat, ctx.trial_x);
+  collider_rows_ = collider_contact_rows(model_, x_hat, ctx.trial_x);
+  const std::size_t row_count = rod_rows_.size() + collider_rows_.size();
+  ctx.report.contact_rows = static_cast<int>(row_count);
+  ctx.report.contacts_pressed = 0;
+  if (!model_.colliders.empty()) ctx.report.contact.colliders.assign(model_.colliders.size(), ColliderContactStats{});
+  if (row_count == 0) return run_converged(ctx, true);
+  contact_impulses_.assign(row_count, Vec3::Zero());
+  contact_rows_.resize(row_count);
+  ctx.end_energies_known = false;
+  // Sliding friction lags the slide by up to the tolerance each step, as with the barrier
+  // (step_tolerance()): with friction the tolerance is as tight as there.
+  bool friction = false;
+  for (const RodContactRow& row : rod_rows_) friction = friction || row.friction > 0.0;
+  for (const RodContactRow& row : collider_rows_) friction = friction || row.friction > 0.0;
+  const double tolerance = friction ? kFrictionToleranceScale * settings_.tolerance : settings_.tolerance;
+  for (int k = 0;; ++k) {
+    // The rows linearised where this iteration's system is: the gap's curvature (a segment
+    // sliding over another's end, turning about it) is seen iteration by iteration, and at
+    // convergence every gap at the end of the step is exactly nonnegative.
+    const VecX* v_lin = ctx.at_start ? nullptr : &ctx.v;
+    rod_contact_.linearise_rows(rod_rows_, *ctx.x_lin, v_lin, h);
+    linearise_collider_rows(model_, collider_rows_, *ctx.x_lin, v_lin, h);
+    std::copy(rod_rows_.begin(), rod_rows_.end(), contact_rows_.begin());
+    std::copy(collider_rows_.begin(), collider_rows_.end(), contact_rows_.begin() + rod_rows_.size());
+    if (!apply_contact_constraints(ctx)) return false;
+    ctx.x1.resize(dofs);
+    for_each_entry(dofs, settings_.threads, [&](int i) {
+      ctx.v[i] += ctx.dv[i];
+      ctx.x1[i] = x_hat[i] + h * ctx.v[i];
+    });
+    ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+    if (ctx.report.correction <= tolerance) break;
+    if (k >= settings_.max_newton_iterations) {
+      // Split the step unless it cannot be split again; then it ends here, counted.
+      if (last_resort_) {
+        ctx.report.converged = false;
+        break;
+      }
+      std::ostringstream message;
+      message << "Newton's method with rod-rod contact constraints did not converge in "
+              << settings_.max_newton_iterations << " iterations (last correction " << ctx.report.correction
+              << " of the rod length, tolerance " << tolerance << ")";
+      name_worst_correction(ctx, message);
+      ctx.report.ok = false;
+      ctx.report.failure = message.str();
+      return false;
+    }
+    ctx.iteration = k + 1;
+    ctx.at_start = false;
+    if (!assemble(ctx) || !solve(ctx)) return false;
+  }
+  for (const Vec3& p : contact_impulses_) ctx.report.contacts_pressed += p[0] > 0.0 ? 1 : 0;
+  if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
+  report_collider_impulses(ctx);
+  return true;
+}
+
+void ImplicitEuler::report_collider_impulses(StepContext& ctx) const {
+  ContactReport& report = ctx.report.contact;
+  const DofLayout& layout = model_.layout;
+  const double h = ctx.h;
+  const std::size_t first = rod_rows_.size();
+  for (std::size_t i = 0; i < collider_rows_.size(); ++i) {
+    const RodContactRow& row = contact_rows_[first + i];
+    const Vec3& p = contact_impulses_[first + i];
+    ColliderContactStats& stats = report.colliders[row.collider];
+    const double tangential = p.tail<2>().norm();
+    const double bound = row.friction * p[0];
+    if (p[0] > 0.0) {
+      ++stats.contacts;
+      // Sticking: the friction impulse inside its disc (a sliding one is on its rim).
+      if (tangential < bound * (1.0 - 1e-9)) ++stats.sticking;
+    }
+    stats.normal_force += p[0] / h;
+    stats.friction_force += tangential / h;
+    // On the rods; the collider's own is its opposite: the report's force is the collider's on the rods.
+    stats.force += (row.frame.normal * p[0] + row.frame.tangent1 * p[1] + row.frame.tangent2 * p[2]) / h;
+    if (tangential > 0.0)
+      report.max_friction_ratio =
+          std::max(report.max_friction_ratio, bound > 0.0 ? tangential / bound : std::numeric_limits<double>::infinity());
+    report.max_friction_excess = std::max(report.max_friction_excess, (tangential - bound) / h);
+    // How deep the vertex ended inside the collider (the rows hold the end gap to first order).
+    const int gv = row.vertices[0];
+    const double radius = model_.rods[layout.vertex_rod(gv)].material.radius;
+    Vec3 x = Vec3::Zero();
+    x.head(layout.dimension()) = ctx.x1.segment(layout.vertex_dof(gv), layout.dimension());
+    const double depth = collider_penetration(model_.colliders[row.collider], x, radius);
+    report.max_penetration = std::max(report.max_penetration, depth);
+    if (radius > 0.0) report.max_penetration_fraction = std::max(report.max_penetration_fraction, depth / radius);
+  }
+}
+
 bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   // Newton's step in collider contact is taken whole (the constraints hold on the full step
   // only; line_search), and where the active set or the tips' stick-slip states switch from
@@ -1572,7 +1749,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   solver_.preconditioner().reset_applications();
   ctx.stiffness_raised = false;
   // Rod-rod contact: each pair's barrier stiffness for this step, from the force it carried.
-  const bool stiffness_changed = rod_contact_.enabled() && rod_contact_.begin_step();
+  const bool stiffness_changed = barrier_ && rod_contact_.begin_step();
   predict(ctx, allow_bdf2);
   lag_friction(ctx);
   if (contact_.enabled()) contact_.begin_step();
@@ -1584,8 +1761,8 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     ctx.energy_previous_known = known && last_start_energy_known_;
     ctx.energy_previous = last_start_energy_;
   }
-  bool ok = settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
-  if (ok && rod_contact_.enabled() && !(find_non_finite(ctx.x1, ctx.report, "position") ||
+  bool ok = constraints_ ? run_constrained(ctx) : settings_.converged() ? run_converged(ctx) : run_fixed(ctx);
+  if (ok && barrier_ && !(find_non_finite(ctx.x1, ctx.report, "position") ||
                                         find_collapsed_edge(ctx.x1, ctx.report))) {
     // A step whose straight motion is not clear goes around something it cannot pass on a
     // straight line in one step (a rod sliding off another's end and around it): the
@@ -1600,7 +1777,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
     commit(state, ctx);
-    if (rod_contact_.enabled()) {
+    if (barrier_) {
       // The pairs near each other where the step ended: its stats, and the barrier's elements
       // for energies() at the committed state.
       load_contact_pairs(state.positions, state.positions);
@@ -1608,6 +1785,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
       rod_contact_.prune_forces(state.positions);
       rod_contact_.commit_stiffness();
     }
+    if (constraints_) ctx.report.rod_contact = rod_contact_.measure_all(state.positions);
     if (settings_.converged()) {
       last_end_energy_ = ctx.end_energies.total();
       last_end_energy_known_ = ctx.end_energies_known && !ctx.driven;
@@ -1616,7 +1794,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     }
   } else {
     ctx.report.ok = false;
-    if (rod_contact_.enabled()) rod_contact_.abandon_step();
+    if (barrier_) rod_contact_.abandon_step();
   }
   // This step's friction elements are lagged at its start: no later step or energy
   // evaluation may see them (the next attempt lags its own).

@@ -33,7 +33,8 @@ struct PushResult {
 };
 
 /// A nylon rod of 10 edges along z on the floor y = 0, a constant load along x on vertex 0.
-PushResult push(double dt, const SolverSettings& settings = SolverSettings{}) {
+PushResult push(double dt, const SolverSettings& settings = SolverSettings{},
+                RodContactMethod method = RodContactMethod::Barrier) {
   const Material nylon = make_material(1140.0, kRadius, 3.0e9);
   Model model = single_rod_model(3, straight_rod(10, Vec3(0, kRadius, 0), Vec3(0, kRadius, kLength), 3, {}, nylon),
                                  Vec3(0.0, -kG, 0.0));
@@ -45,6 +46,7 @@ PushResult push(double dt, const SolverSettings& settings = SolverSettings{}) {
   load.vertex = 0;
   load.force = Vec3(kLoad * kMu * mass * kG, 0.0, 0.0);
   model.loads.push_back(load);
+  model.rod_contact.method = method;
   ImplicitEuler integrator(model, settings);
   State state = initial_state(model);
   auto centre = [&](const VecX& x) {
@@ -135,5 +137,27 @@ TEST_CASE("pivot friction: a solve cut short by max_iterations finishes with fri
     const Vec3 moved = r.centre.back() - r.centre.front();
     CHECK(moved.x() > 0.02);
     CHECK(moved.x() < 0.05);
+  }
+}
+
+TEST_CASE("pivot friction as constraints: friction in the cone and the path within 5% of the 1 ms one at every step size") {
+  // The plane's contacts as rows of the impulse solve (rod_contact.method "constraints"):
+  // each friction impulse is the exact minimiser on its disc, so the bound holds to round-off.
+  const RodContactMethod method = RodContactMethod::Constraints;
+  const PushResult reference = push(1e-3);  // the active-set solver's, as in the test above
+  REQUIRE(reference.summary.ok);
+  const double slide = (reference.centre.back() - reference.centre.front()).norm();
+  for (const double dt : {1e-3, 1.0 / 240.0, 1.0 / 60.0}) {
+    CAPTURE(dt);
+    const PushResult r = push(dt, SolverSettings{}, method);
+    INFO("failure: " << r.summary.failure);
+    REQUIRE(r.summary.ok);
+    const double gap = path_gap(reference, r) / slide;
+    MESSAGE("dt " << dt << ": largest |friction| / (mu lambda_n) - 1 = " << r.max_friction_ratio - 1.0
+                  << ", slide " << (r.centre.back() - r.centre.front()).norm() << " m, largest gap to the 1 ms path "
+                  << gap << " of the slide, deepest " << r.summary.max_penetration_fraction << " of the radius");
+    CHECK(r.max_friction_ratio <= 1.0 + 1e-9);
+    CHECK(r.summary.max_penetration_fraction < 0.01);
+    CHECK(gap < (dt > 0.01 ? 0.15 : 0.05));
   }
 }

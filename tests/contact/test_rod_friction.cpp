@@ -141,7 +141,7 @@ struct Incline {
 /// Two held rails along x (y = -/+ 3 cm, 1 m long, 5 cm edges), a free rod along y across both
 /// (12 cm, 2 cm edges, crossing the rails mid-edge) resting on them; gravity tilted by `angle`
 /// about y, so "down the incline" is +x. 3D, nylon, 1 mm radius.
-Incline slide(double angle, double mu, double duration) {
+Incline slide(double angle, double mu, double duration, RodContactMethod method = RodContactMethod::Barrier) {
   const Material nylon = make_material(1140.0, kRadius, 3.0e9);
   std::vector<Rod> rods;
   for (const double y : {-0.03, 0.03}) {
@@ -155,6 +155,7 @@ Incline slide(double angle, double mu, double duration) {
   Model model = make_model(3, std::move(rods), Vec3(kG * std::sin(angle), 0, -kG * std::cos(angle)));
   model.rod_contact.enabled = true;
   model.rod_contact.friction = mu;
+  model.rod_contact.method = method;
   ImplicitEuler integrator(model, SolverSettings{});
   State state = initial_state(model);
   Incline r;
@@ -221,6 +222,45 @@ TEST_CASE("rod friction: a rod across inclined rails sticks below the friction a
   SUBCASE("without friction it slides at g sin a") {
     const double angle = std::atan(0.3);
     const Incline r = slide(angle, 0.0, 0.6);
+    REQUIRE(r.failed_steps == 0);
+    const double a = fitted_acceleration(r, 0.1, 0.6);
+    MESSAGE("frictionless acceleration " << a << " m/s^2, g sin a = " << kG * std::sin(angle));
+    CHECK(std::abs(a / (kG * std::sin(angle)) - 1.0) < 0.05);
+  }
+}
+
+TEST_CASE("rod contact as constraints: a rod across inclined rails sticks below the friction angle, slides at g (sin a - mu cos a) above") {
+  constexpr double kMu = 0.5;
+  const RodContactMethod method = RodContactMethod::Constraints;
+  SUBCASE("tan a = 0.3 < mu: sticks") {
+    const Incline r = slide(std::atan(0.3), kMu, 1.0, method);
+    REQUIRE(r.failed_steps == 0);
+    const double moved = std::abs(r.centre.back() - r.centre.front());
+    MESSAGE("moved " << moved * 1e3 << " mm in 1 s (" << 100.0 * moved / r.length << "% of its length)");
+    // Sticking is exact here (zero slip in each step's linearisation), not a creep.
+    CHECK(moved < 1e-4 * r.length);
+  }
+  SUBCASE("tan a = 0.8 > mu: slides") {
+    const double angle = std::atan(0.8);
+    const Incline r = slide(angle, kMu, 0.6, method);
+    REQUIRE(r.failed_steps == 0);
+    const double a = fitted_acceleration(r, 0.1, 0.6);
+    const double expected = kG * (std::sin(angle) - kMu * std::cos(angle));
+    MESSAGE("acceleration " << a << " m/s^2, g (sin a - mu cos a) = " << expected << " (ratio " << a / expected << ")");
+    CHECK(std::abs(a / expected - 1.0) < 0.05);
+  }
+  SUBCASE("just above the friction angle (tan a = 0.55) it slides, slowly") {
+    const double angle = std::atan(0.55);
+    const Incline r = slide(angle, kMu, 0.6, method);
+    REQUIRE(r.failed_steps == 0);
+    const double a = fitted_acceleration(r, 0.1, 0.6);
+    const double expected = kG * (std::sin(angle) - kMu * std::cos(angle));
+    MESSAGE("acceleration " << a << " m/s^2, g (sin a - mu cos a) = " << expected << " (ratio " << a / expected << ")");
+    CHECK(std::abs(a / expected - 1.0) < 0.05);
+  }
+  SUBCASE("without friction it slides at g sin a") {
+    const double angle = std::atan(0.3);
+    const Incline r = slide(angle, 0.0, 0.6, method);
     REQUIRE(r.failed_steps == 0);
     const double a = fitted_acceleration(r, 0.1, 0.6);
     MESSAGE("frictionless acceleration " << a << " m/s^2, g sin a = " << kG * std::sin(angle));

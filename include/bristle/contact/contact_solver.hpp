@@ -132,7 +132,10 @@ class ContactSolver {
   ContactSolver(const Model& model, ContactSettings settings = {});
 
   /// True when the model has colliders (otherwise the integrator never calls this class).
-  bool enabled() const { return !model_.colliders.empty(); }
+  bool enabled() const { return !disabled_ && !model_.colliders.empty(); }
+  /// Leaves the colliders to another solver (rod contact as constraints, which puts them in
+  /// its impulse solve): enabled() is false from now on.
+  void disable() { disabled_ = true; }
   const ContactSettings& settings() const { return settings_; }
   /// Threads over rods (each rod's vertices on one thread: the same bits for any count).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
@@ -217,6 +220,7 @@ class ContactSolver {
   void rebuild_slots();
 
   const Model& model_;
+  bool disabled_ = false;
   ContactSettings settings_;
   std::vector<Collider> colliders_;  // this step's poses (boxes made infinite along z in 2D)
   // Per global vertex (indices come from model_.layout): radius and mass.

@@ -74,11 +74,25 @@ class RodContact {
   const std::vector<RodContactPair>& pairs() const { return pairs_; }
   int overlapping() const { return overlapping_; }
 
-  /// The same pairs (near each other on the straight path from x_from to x_to, those
-  /// overlapping at x_from left out) as constraint rows linearised at x_from, in find_pairs'
-  /// order, with the scene's friction between rods: the rows of rod-rod contacts as
-  /// constraints (contact/rod_contact_rows.hpp). Leaves pairs() as it is.
+  /// The pairs near each other on the straight path from x_from to x_to as constraint rows
+  /// linearised at x_from, in find_pairs' order, with the scene's friction between rods: the
+  /// rows of rod-rod contacts as constraints (contact/rod_contact_rows.hpp). Unlike
+  /// find_pairs, pairs whose capsules overlap at x_from by less than half their radii are kept
+  /// (a negative gap, which the constraint closes in one step: the linearisation's
+  /// round-off from the steps before); only deeper ones are left out. Leaves pairs() as it is.
   std::vector<RodContactRow> constraint_rows(const VecX& x_from, const VecX& x_to) const;
+  /// Relinearises `rows` (constraint_rows') about x = x^ + h v_lin, a Newton iterate's
+  /// positions (v_lin null: about the start x^ itself), so that the end-of-step gap is
+  /// gap(x) + h n . sum_k w_k (v1_k - v_lin_k) to first order: each frame is taken at x and its
+  /// gap made that offset, gap(x) - h n . sum_k w_k v_lin_k (rod_contact_rows.hpp's u_n then is
+  /// the end gap over h). A pair whose axes crossed in the iterate (its normal against its
+  /// start normal) keeps the start's side: the normal turned back, the gap minus the distance.
+  /// `v_lin` is over all DOFs.
+  void linearise_rows(std::vector<RodContactRow>& rows, const VecX& x, const VecX* v_lin, double h) const;
+  /// Gaps at x of every pair near each other there whose axes are apart (overlapping pairs
+  /// included, with their negative gaps): the stats of the constraints method, which has no
+  /// pairs() of its own. Leaves pairs() as it is.
+  RodContactStats measure_all(const VecX& x) const;
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
@@ -150,7 +164,11 @@ class RodContact {
     double mass = 0.0;          // of its two vertices [kg]
   };
   Vec3 point(const VecX& x, int dof) const;
-  void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping) const;
+  /// Pairs whose axes are further apart than `overlap_floor` times the sum of the radii at
+  /// x_from are kept; the others are counted in `overlapping`.
+  void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
+               double overlap_floor = 1.0) const;
+  RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping) const;
   bool excluded(const Segment& a, const Segment& b) const;
 
   static std::uint64_t pair_key(int segment_a, int segment_b) {

@@ -37,8 +37,16 @@ namespace bristle {
 /// linearised at the step's start.
 struct RodContactRow {
   std::array<int, 4> vertices{};  ///< global vertices p0, p1, q0, q1
-  SegmentContactFrame frame;      ///< at the step's start x0
+  SegmentContactFrame frame;      ///< at the step's start x0 (or relinearised: RodContact::linearise_rows)
   double friction = 0.0;          ///< mu between the two surfaces
+  std::array<int, 2> segments{};  ///< the segments' indices in the RodContact that made the row
+  Vec3 start_normal = Vec3::UnitX();  ///< the normal at the step's start: the side P is on
+  /// A vertex's contact with a collider (contact/collider_contact_rows.hpp): the collider's
+  /// index (-1: a pair of segments), the row's vertices all the vertex, weights (1, 0, 0, 0).
+  int collider = -1;
+  /// Added to u in the contact's frame: minus the collider surface's velocity along the
+  /// tangents, so that u_t is the slip against a moving surface [m/s].
+  Vec3 velocity_offset = Vec3::Zero();
 };
 
 /// Solves A_r x = rhs for rod r's free DOFs in place (`segment` holds rhs on entry, x on

@@ -60,6 +60,7 @@
 #include "bristle/contact/contact_report.hpp"
 #include "bristle/contact/contact_solver.hpp"
 #include "bristle/contact/rod_contact.hpp"
+#include "bristle/contact/rod_contact_rows.hpp"
 #include "bristle/integrator/assembly.hpp"
 #include "bristle/integrator/length_correction.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
@@ -152,6 +153,14 @@ struct StepReport {
   /// Rod-rod contact at the end of the step (model.rod_contact.enabled only).
   RodContactStats rod_contact;
   int ccd_limited = 0;  ///< line searches whose first trial CCD shortened (rod-rod contact), all iterations
+  /// Rod contact as constraints (rod_contact.method "constraints"): the (last sub)step's rows
+  /// (pairs near each other on its path) and those pressed at its end (normal impulse > 0);
+  /// the impulse solves' Gauss-Seidel sweeps over all Newton iterations and substeps, and the
+  /// last solve's Coulomb residual [m/s] (coulomb_solver.hpp).
+  int contact_rows = 0;
+  int contacts_pressed = 0;
+  int impulse_sweeps = 0;
+  double impulse_residual = 0.0;
 };
 
 /// Everything one step works on: its inputs, the iterate, scratch vectors (kept between steps
@@ -296,7 +305,18 @@ class ImplicitEuler {
   StepReport attempt(State& state, double dt, bool allow_bdf2);
   /// attempt(), and for the converged solver, two half steps where it fails.
   StepReport step_or_split(State& state, double dt, int depth, bool allow_bdf2);
-  bool run_converged(StepContext& ctx);
+  /// `first_solved`: the guess's linear solve is done (run_constrained found no contact rows).
+  bool run_converged(StepContext& ctx, bool first_solved = false);
+  /// Rod-rod contact as constraints (RodContactMethod::Constraints): Newton's method with each
+  /// linear solve's contact impulses (see the .cpp).
+  bool run_constrained(StepContext& ctx);
+  /// Rod-rod contact as constraints: the contact impulses of the current linear solve (the
+  /// step's rows, the Coulomb problem warm-started from the last impulses), added to ctx.dv_free
+  /// and ctx.dv. False where a rod's block could not be solved (the step fails).
+  bool apply_contact_constraints(StepContext& ctx);
+  /// Rod contact as constraints: the colliders' stats (ctx.report.contact) from their rows'
+  /// impulses and the end positions.
+  void report_collider_impulses(StepContext& ctx) const;
   bool run_fixed(StepContext& ctx);
   bool newton_iteration(StepContext& ctx);
   void finish_report(const State& state, StepContext& ctx);
@@ -376,6 +396,15 @@ class ImplicitEuler {
   Solver solver_;
   ContactSolver contact_;  // contact/: active only when the model has colliders
   RodContact rod_contact_;  // contact/rod_contact.hpp: active only with model.rod_contact.enabled
+  bool barrier_ = false;      // rod contact by the barrier (RodContactMethod::Barrier)
+  bool constraints_ = false;  // rod contact as constraints (RodContactMethod::Constraints)
+  // Rod contact as constraints: the step's rows, the impulses (warm start of each solve) and
+  // the block solves' work space.
+  std::vector<RodContactRow> rod_rows_, collider_rows_;  // the step's rows of each kind
+  std::vector<RodContactRow> contact_rows_;  // both, in that order, as the impulse solve sees them
+  std::vector<Vec3> contact_impulses_;
+  VecX block_rhs_, block_solution_;
+  CoulombSettings impulse_settings_;
   LengthCorrection length_correction_;
   VecX warm_start_;
   StepContext context_;    // reused step after step: its vectors keep their storage
