@@ -113,26 +113,73 @@ Vec2 minimise_on_disc(const Mat2& A, const Vec2& c, double radius) {
   return value <= 0.0 ? p : Vec2(Vec2::Zero());
 }
 
+namespace {
+
+// The explicit problem as an operator: W's blocks read directly.
+class ExplicitOperator final : public CoulombOperator {
+ public:
+  explicit ExplicitOperator(const CoulombProblem& problem) : problem_(problem) {}
+  int contact_count() const override { return problem_.contact_count(); }
+  double friction(int i) const override { return problem_.friction[i]; }
+  const Mat3& diagonal(int i) const override { return problem_.diagonal[i]; }
+  void reset(const std::vector<Vec3>&) override {}
+  Vec3 velocity(int i, const std::vector<Vec3>& impulses) const override {
+    return contact_velocity(problem_, impulses, i);
+  }
+  void changed(int, const Vec3&) override {}
+
+ private:
+  const CoulombProblem& problem_;
+};
+
+// coulomb_residuals over an operator.
+double largest_coulomb_residual(const CoulombOperator& problem, const std::vector<Vec3>& impulses) {
+  double largest_residual = 0.0;
+  for (int i = 0; i < problem.contact_count(); ++i) {
+    const Vec3 u = problem.velocity(i, impulses);
+    const Vec3& p = impulses[i];
+    const double largest = problem.diagonal(i).diagonal().maxCoeff();
+    double residual = 0.0;
+    if (!(largest > 0.0)) {
+      residual = std::max(0.0, -u[0]);
+    } else {
+      const double rho = 1.0 / largest;
+      const double normal = p[0] - std::max(0.0, p[0] - rho * u[0]);
+      const Vec2 pt = p.tail<2>();
+      const Vec2 tangential = pt - project_on_disc(pt - rho * u.tail<2>(), problem.friction(i) * std::max(0.0, p[0]));
+      residual = std::sqrt(normal * normal + tangential.squaredNorm()) / rho;
+    }
+    largest_residual = std::max(largest_residual, residual);
+  }
+  return largest_residual;
+}
+
+}  // namespace
+
 CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings& settings,
                             std::vector<Vec3>& impulses) {
+  ExplicitOperator op(problem);
+  return solve_coulomb(op, settings, impulses);
+}
+
+CoulombResult solve_coulomb(CoulombOperator& problem, const CoulombSettings& settings, std::vector<Vec3>& impulses) {
   const int m = problem.contact_count();
   if (static_cast<int>(impulses.size()) != m) impulses.assign(m, Vec3::Zero());
   // A contact no impulse can move (W_nn = 0, hence W_nt = 0: both sides prescribed) gets
   // none, whatever the warm start said.
   for (int i = 0; i < m; ++i)
-    if (!(problem.diagonal[i](0, 0) > 0.0)) impulses[i].setZero();
+    if (!(problem.diagonal(i)(0, 0) > 0.0)) impulses[i].setZero();
+  problem.reset(impulses);
   CoulombResult result;
-  auto largest_residual = [&] {
-    const std::vector<double> residuals = coulomb_residuals(problem, impulses);
-    return residuals.empty() ? 0.0 : *std::max_element(residuals.begin(), residuals.end());
-  };
+  auto largest_residual = [&] { return largest_coulomb_residual(problem, impulses); };
   result.residual = largest_residual();
   result.converged = result.residual <= settings.tolerance;
   while (!result.converged && result.sweeps < settings.max_sweeps) {
     for (int i = 0; i < m; ++i) {
-      const Mat3& W = problem.diagonal[i];
+      const Mat3& W = problem.diagonal(i);
       Vec3& p = impulses[i];
-      Vec3 u = contact_velocity(problem, impulses, i);
+      const Vec3 before = p;
+      Vec3 u = problem.velocity(i, impulses);
       // Normal: the complementarity of p_n and u_n, the other components held.
       if (W(0, 0) > 0.0) {
         const double normal = std::max(0.0, p[0] - settings.normal_relaxation * u[0] / W(0, 0));
@@ -143,7 +190,7 @@ CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings
       const Mat2 Wtt = W.block<2, 2>(1, 1);
       const Vec2 old = p.tail<2>();
       const Vec2 linear = u.tail<2>() - Wtt * old;
-      const double bound = problem.friction[i] * p[0];
+      const double bound = problem.friction(i) * p[0];
       Vec2 tangential = minimise_on_disc(Wtt, linear, bound);
       if (settings.tangential_relaxation != 1.0) {
         // Relaxed, then back onto the disc: a fixed point still has q = p_t (q is in the disc,
@@ -152,6 +199,7 @@ CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings
         if (tangential.norm() > bound) tangential *= bound / tangential.norm();
       }
       p.tail<2>() = tangential;
+      if (p != before) problem.changed(i, p - before);
     }
     ++result.sweeps;
     result.residual = largest_residual();

@@ -139,6 +139,10 @@ namespace {
 // fraction of the sum of its radii is a constraint like the others (docs/contact.md, "Rod-rod
 // contacts as constraints in the step").
 constexpr double kConstraintOverlapFloor = 0.5;
+// A pair is a row only if its gap at the step's start is within kConstraintTravelScale times
+// what its two segments' vertices travel on the path, plus kConstraintGapMargin of its radii.
+constexpr double kConstraintTravelScale = 1.5;
+constexpr double kConstraintGapMargin = 0.5;
 }  // namespace
 
 std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const VecX& x_to) const {
@@ -155,6 +159,15 @@ std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const
     // The axes apart at x_from (collect left deeper overlaps out): the normal is the points'.
     row.frame = segment_contact_frame(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0),
                                       point(x_from, b.dof1), a.radius, b.radius, Vec3::UnitZ(), dimension_);
+    // A pair further apart than its segments can travel towards each other on the path (with
+    // room for the iterates to stray from it) cannot touch in the step: no row. The broad
+    // phase's boxes keep many such pairs among rods lying side by side.
+    auto travel = [&](const Segment& s) {
+      return std::max((point(x_to, s.dof0) - point(x_from, s.dof0)).norm(),
+                      (point(x_to, s.dof1) - point(x_from, s.dof1)).norm());
+    };
+    if (row.frame.gap > kConstraintTravelScale * (travel(a) + travel(b)) + kConstraintGapMargin * (a.radius + b.radius))
+      continue;
     row.friction = friction_;
     row.segments = {pair.segment_a, pair.segment_b};
     row.start_normal = row.frame.normal;

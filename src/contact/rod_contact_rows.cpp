@@ -60,7 +60,7 @@ std::vector<Vec3> rod_contact_velocities(const DofLayout& layout, const std::vec
 
 RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::vector<RodContactRow>& rows,
                                             const RodBlockSolve& block_solve, const VecX& v, const VecX& dv_free,
-                                            double h) {
+                                            double h, bool off_diagonal_blocks) {
   const int m = static_cast<int>(rows.size());
   const int D = layout.dimension();
   RodContactProblem problem;
@@ -104,8 +104,12 @@ RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::
     const RodContactRow& row = rows[i];
     const Mat3 F = frame_rows(row.frame);
     std::vector<int> partners;
-    for (const int rod : problem.rods[i])
-      partners.insert(partners.end(), rows_of_rod[rod].begin(), rows_of_rod[rod].end());
+    if (off_diagonal_blocks) {
+      for (const int rod : problem.rods[i])
+        partners.insert(partners.end(), rows_of_rod[rod].begin(), rows_of_rod[rod].end());
+    } else {
+      partners.push_back(i);
+    }
     std::sort(partners.begin(), partners.end());
     partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
     Mat3 diagonal = Mat3::Zero();
@@ -137,6 +141,29 @@ RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::
   }
   coulomb.free_velocity = rod_contact_velocities(layout, rows, v, dv_free, h);
   return problem;
+}
+
+RodContactOperator::RodContactOperator(const DofLayout& layout, const std::vector<RodContactRow>& rows,
+                                       const RodContactProblem& problem)
+    : layout_(layout), rows_(rows), problem_(problem), change_(VecX::Zero(layout.free_dof_count())) {}
+
+void RodContactOperator::reset(const std::vector<Vec3>& impulses) {
+  change_.setZero(layout_.free_dof_count());
+  for (int i = 0; i < contact_count(); ++i)
+    if (impulses[i] != Vec3::Zero()) changed(i, impulses[i]);
+}
+
+Vec3 RodContactOperator::velocity(int i, const std::vector<Vec3>&) const {
+  const RodContactRow& row = rows_[i];
+  const Vec3 change = weighted_sum(row, [&](int gv) { return free_part(layout_, change_, gv); });
+  return problem_.coulomb.free_velocity[i] + frame_rows(row.frame) * change;
+}
+
+void RodContactOperator::changed(int i, const Vec3& delta) {
+  for (std::size_t k = 0; k < problem_.rods[i].size(); ++k) {
+    const auto [begin, end] = layout_.rod_free_range(problem_.rods[i][k]);
+    change_.segment(begin, end - begin) += problem_.responses[i][k] * delta;
+  }
 }
 
 void apply_rod_contact_impulses(const DofLayout& layout, const RodContactProblem& problem,

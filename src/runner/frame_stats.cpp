@@ -18,6 +18,14 @@ void FrameStats::add(const StepReport& report) {
   rod_min_gap_ = std::min(rod_min_gap_, report.rod_contact.min_gap);
   rod_min_gap_fraction_ = std::min(rod_min_gap_fraction_, report.rod_contact.min_gap_fraction);
   ccd_limited_ += report.ccd_limited;
+  if (report.constraints) {
+    constraints_ = true;
+    contact_rows_ = report.contact_rows;
+    contacts_pressed_ = report.contacts_pressed;
+    contact_rows_max_ = std::max(contact_rows_max_, report.contact_rows);
+    impulse_sweeps_ += report.impulse_sweeps;
+    impulse_residual_max_ = std::max(impulse_residual_max_, report.impulse_residual);
+  }
 
   // Contact: only models with colliders report any (their report lists every collider).
   const ContactReport& contact = report.contact;
@@ -107,6 +115,12 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
     if (std::isfinite(rod_min_gap_fraction_)) rod["min_gap_fraction"] = rod_min_gap_fraction_;
     json["rod_contact"] = std::move(rod);
   }
+  if (constraints_)
+    json["impulses"] = {{"rows", contact_rows_},
+                        {"rows_max", contact_rows_max_},
+                        {"pressed", contacts_pressed_},
+                        {"sweeps", impulse_sweeps_},
+                        {"residual_max", impulse_residual_max_}};
   *this = FrameStats();
   return json;
 }

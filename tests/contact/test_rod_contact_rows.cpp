@@ -101,6 +101,41 @@ void check_delassus_consistency(const Model& model, const std::vector<RodContact
   const std::vector<Vec3> predicted = contact_velocities(problem.coulomb, impulses);
   VecX changed = dv;
   apply_rod_contact_impulses(layout, problem, impulses, changed);
+  {
+    // The velocity form (diagonal blocks only, W through the responses) gives the same u, and
+    // keeps the same velocity change, also after impulses change one at a time.
+    const RodContactProblem diagonal_only =
+        build_rod_contact_problem(layout, rows, system.block_solve(layout), v, dv, h, false);
+    CHECK(diagonal_only.coulomb.blocks.empty());
+    RodContactOperator op(layout, rows, diagonal_only);
+    std::vector<Vec3> zero(rows.size(), Vec3::Zero()), stepped = zero;
+    op.reset(zero);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      stepped[i] = impulses[i];
+      op.changed(static_cast<int>(i), impulses[i]);
+    }
+    CHECK((op.velocity_change() - (changed - dv)).norm() <= 1e-12 * (1.0 + (changed - dv).norm()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      INFO("row " << i);
+      CHECK((op.diagonal(static_cast<int>(i)) - problem.coulomb.diagonal[i]).norm() <=
+            1e-12 * problem.coulomb.diagonal[i].norm());
+      CHECK((op.velocity(static_cast<int>(i), stepped) - predicted[i]).norm() <= 1e-11 * (1.0 + predicted[i].norm()));
+    }
+    // Both forms solve to the same impulses (Gauss-Seidel in the same order).
+    std::vector<Vec3> explicit_impulses, operator_impulses;
+    CoulombSettings settings;
+    settings.max_sweeps = 50;
+    CoulombProblem with_friction = problem.coulomb;
+    for (double& mu : with_friction.friction) mu = 0.3;
+    const CoulombResult a = solve_coulomb(with_friction, settings, explicit_impulses);
+    RodContactProblem diagonal_friction = diagonal_only;
+    for (double& mu : diagonal_friction.coulomb.friction) mu = 0.3;
+    RodContactOperator friction_op(layout, rows, diagonal_friction);
+    const CoulombResult b = solve_coulomb(friction_op, settings, operator_impulses);
+    CHECK(a.sweeps == b.sweeps);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      CHECK((explicit_impulses[i] - operator_impulses[i]).norm() <= 1e-9 * (1e-6 + explicit_impulses[i].norm()));
+  }
   const std::vector<Vec3> direct = rod_contact_velocities(layout, rows, v, changed, h);
   // The same change from the dense system: A (changed - dv) = H^T p.
   VecX force = VecX::Zero(layout.free_dof_count());

@@ -69,6 +69,29 @@ struct CoulombResult {
   bool converged = false;
 };
 
+/// The affine map u = W p + b of a Coulomb problem, given implicitly: how solve_coulomb reads
+/// the problem. The explicit CoulombProblem is one; rod contacts keep W as the per-rod
+/// responses it is made of (rod_contact_rows.hpp), whose velocity update costs a rod's DOFs
+/// per changed impulse instead of a row of W per contact.
+class CoulombOperator {
+ public:
+  virtual ~CoulombOperator() = default;
+  virtual int contact_count() const = 0;
+  virtual double friction(int i) const = 0;
+  /// W_ii.
+  virtual const Mat3& diagonal(int i) const = 0;
+  /// Takes `impulses` as the current ones (the start of a solve).
+  virtual void reset(const std::vector<Vec3>& impulses) = 0;
+  /// u_i = b_i + sum_j W_ij p_j for the current impulses (`impulses`, as reset and changed).
+  virtual Vec3 velocity(int i, const std::vector<Vec3>& impulses) const = 0;
+  /// Impulse i changed by `delta` (impulses[i] already holds the new value).
+  virtual void changed(int i, const Vec3& delta) = 0;
+};
+
+/// solve_coulomb over any CoulombOperator: the same sweep, the same bits for the same
+/// velocities.
+CoulombResult solve_coulomb(CoulombOperator& problem, const CoulombSettings& settings, std::vector<Vec3>& impulses);
+
 /// The contacts' velocities u = W p + b for impulses p.
 std::vector<Vec3> contact_velocities(const CoulombProblem& problem, const std::vector<Vec3>& impulses);
 

@@ -64,10 +64,36 @@ struct RodContactProblem {
   std::vector<std::vector<Eigen::MatrixXd>> responses;
 };
 
-/// Builds W and b for the Newton iterate's velocities `v` (all DOFs) and the step h.
+/// Builds W and b for the Newton iterate's velocities `v` (all DOFs) and the step h. Without
+/// `off_diagonal_blocks`, only W's diagonal blocks: for RodContactOperator, which applies the
+/// rest through the responses (W's blocks between rows on one rod grow as the square of the
+/// rows: 4.8 million for 10^4 rows on 24 hair strands).
 RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::vector<RodContactRow>& rows,
                                             const RodBlockSolve& block_solve, const VecX& v, const VecX& dv_free,
-                                            double h);
+                                            double h, bool off_diagonal_blocks = true);
+
+/// The rows' Coulomb problem with W applied through the responses (velocity form): it keeps
+/// A^-1 H^T p on the free DOFs, so a contact's velocity reads its four vertices there and a
+/// changed impulse adds its response on its one or two rods. The same u = W p + b as the
+/// explicit problem, up to rounding.
+class RodContactOperator final : public CoulombOperator {
+ public:
+  RodContactOperator(const DofLayout& layout, const std::vector<RodContactRow>& rows, const RodContactProblem& problem);
+  int contact_count() const override { return static_cast<int>(rows_.size()); }
+  double friction(int i) const override { return problem_.coulomb.friction[i]; }
+  const Mat3& diagonal(int i) const override { return problem_.coulomb.diagonal[i]; }
+  void reset(const std::vector<Vec3>& impulses) override;
+  Vec3 velocity(int i, const std::vector<Vec3>& impulses) const override;
+  void changed(int i, const Vec3& delta) override;
+  /// A^-1 H^T p for the current impulses, on the free DOFs.
+  const VecX& velocity_change() const { return change_; }
+
+ private:
+  const DofLayout& layout_;
+  const std::vector<RodContactRow>& rows_;
+  const RodContactProblem& problem_;
+  VecX change_;
+};
 
 /// dv_free += A^-1 H^T p: the velocity change the impulses make.
 void apply_rod_contact_impulses(const DofLayout& layout, const RodContactProblem& problem,

@@ -157,6 +157,7 @@ struct StepReport {
   /// (pairs near each other on its path) and those pressed at its end (normal impulse > 0);
   /// the impulse solves' Gauss-Seidel sweeps over all Newton iterations and substeps, and the
   /// last solve's Coulomb residual [m/s] (coulomb_solver.hpp).
+  bool constraints = false;  ///< contacts are solved as constraints (the fields below apply)
   int contact_rows = 0;
   int contacts_pressed = 0;
   int impulse_sweeps = 0;
@@ -405,6 +406,7 @@ class ImplicitEuler {
   std::vector<Vec3> contact_impulses_;
   VecX block_rhs_, block_solution_;
   CoulombSettings impulse_settings_;
+  double smallest_radius_ = 0.0;  // of all rods [m]: the impulse solve's length scale
   LengthCorrection length_correction_;
   VecX warm_start_;
   StepContext context_;    // reused step after step: its vectors keep their storage

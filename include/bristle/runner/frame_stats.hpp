@@ -50,6 +50,12 @@ class FrameStats {
   double max_friction_excess_ = 0.0;  // over the steps [N] (ContactReport::max_friction_excess)
   // Rod-rod contact (written when the energies say the model has it).
   RodContactStats rod_contact_last_;  // the last step's: the state of the frame
+  // Rod contact as constraints (StepReport::constraints): the last step's rows and pressed
+  // rows, the most rows of a step, the impulse solves' sweeps and their largest residual.
+  bool constraints_ = false;
+  int contact_rows_ = 0, contacts_pressed_ = 0, contact_rows_max_ = 0;
+  long long impulse_sweeps_ = 0;
+  double impulse_residual_max_ = 0.0;
   double rod_min_gap_ = std::numeric_limits<double>::infinity();           // over the steps [m]
   double rod_min_gap_fraction_ = std::numeric_limits<double>::infinity();  // of the smaller radius
   long long ccd_limited_ = 0;  // line searches CCD shortened, over the steps
