@@ -465,6 +465,9 @@ TEST_CASE("rod contact as constraints: a rod thrown down across two rods at dt =
 }
 
 TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 1/24 s rests on it") {
+  RodContactMethod method = RodContactMethod::Barrier;
+  SUBCASE("by the barrier") {}
+  SUBCASE("as constraints") { method = RodContactMethod::Constraints; }
   const Material nylon = make_material(1140.0, kRadius, 3.0e9);
   std::vector<Rod> rods;
   std::vector<int> all;
@@ -473,6 +476,7 @@ TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 
   rods.push_back(straight_rod(6, Vec3(-0.03, 0.01, 0), Vec3(0.03, 0.01, 0), 2, {}, nylon, "upper"));
   Model model = make_model(2, std::move(rods), Vec3(0, -kG, 0));
   model.rod_contact.enabled = true;
+  model.rod_contact.method = method;
   ImplicitEuler integrator(model, SolverSettings{});
   State state = initial_state(model);
   for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i) + 1] = -2.0;
@@ -485,9 +489,14 @@ TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 
   }
   // Centre lines 2 r apart at rest, never closer, and the upper rod at rest.
   MESSAGE("lowest centre line " << lowest / kRadius << " radii above the lower rod's");
-  CHECK(lowest > 2.0 * kRadius);
+  // The barrier keeps a gap; the constraints close it, to the error of their rows, one per
+  // pair of parallel segments (whose closest points are a whole interval: the row holds one
+  // of them), within the issue's 1% of a radius.
+  CHECK(lowest > (method == RodContactMethod::Barrier ? 2.0 : 1.99) * kRadius);
   CHECK(lowest < 2.03 * kRadius);
-  CHECK(state.velocities.segment(model.layout.vertex_dof(1, 0), 14).cwiseAbs().maxCoeff() < 1e-3);
+  // At rest to the solver's tolerance (1e-3 of the length over the step: 2.4 mm/s here).
+  CHECK(state.velocities.segment(model.layout.vertex_dof(1, 0), 14).cwiseAbs().maxCoeff() <
+        (method == RodContactMethod::Barrier ? 1e-3 : 2.4e-3));
 }
 
 TEST_CASE("rod-rod self-contact: a U-shaped rod whose legs are pushed together closes onto itself without passing") {
@@ -506,6 +515,8 @@ TEST_CASE("rod-rod self-contact: a U-shaped rod whose legs are pushed together c
   for (int i = 1; i <= 10; ++i) vertices.emplace_back(0.005 * i, 0.006, 0.0);
   Model model = single_rod_model(3, rod_from_vertices(vertices, 3, {}, nylon));
   model.rod_contact.enabled = true;
+  SUBCASE("by the barrier") {}
+  SUBCASE("as constraints") { model.rod_contact.method = RodContactMethod::Constraints; }
   const int tip_b = model.rods[0].vertex_count() - 1;
   PointLoad push_a, push_b;
   push_a.vertex = 0;
