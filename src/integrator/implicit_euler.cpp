@@ -1430,10 +1430,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
         message << "Newton's method did not converge in " << settings_.max_newton_iterations
                 << " iterations (last correction " << ctx.report.correction << " of the rod length, tolerance "
                 << step_tolerance() << ")";
-      name_worst_correction(ctx, message);
-      ctx.report.ok = false;
-      ctx.report.failure = message.str();
-      return false;
+      return fail_with_worst_correction(ctx, message);
     }
     ctx.iteration = k + 1;
     ctx.at_start = false;
@@ -1467,10 +1464,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
         message << "the step would raise the total energy by " << ctx.energy_gain
                 << " J (allowance " << energy_allowance(ctx) << " J) after " << ctx.iteration + 1
                 << " Newton iterations";
-      name_worst_correction(ctx, message);
-      ctx.report.ok = false;
-      ctx.report.failure = message.str();
-      return false;
+      return fail_with_worst_correction(ctx, message);
     }
   }
   return energy_ok;
@@ -1600,10 +1594,7 @@ bool ImplicitEuler::run_constrained(StepContext& ctx) {
       message << "Newton's method with rod-rod contact constraints did not converge in "
               << settings_.max_newton_iterations << " iterations (last correction " << ctx.report.correction
               << " of the rod length, tolerance " << tolerance << ")";
-      name_worst_correction(ctx, message);
-      ctx.report.ok = false;
-      ctx.report.failure = message.str();
-      return false;
+      return fail_with_worst_correction(ctx, message);
     }
     ctx.iteration = k + 1;
     ctx.at_start = false;
@@ -1731,6 +1722,13 @@ void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
     }
   }
   ctx.v = ctx.contact_iterates[best];
+}
+
+bool ImplicitEuler::fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const {
+  name_worst_correction(ctx, message);
+  ctx.report.ok = false;
+  ctx.report.failure = message.str();
+  return false;
 }
 
 void ImplicitEuler::name_worst_correction(StepContext& ctx, std::ostringstream& message) const {

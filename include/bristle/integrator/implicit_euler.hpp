@@ -328,6 +328,8 @@ class ImplicitEuler {
   /// past a trust bound (see the .cpp). false: no halving passed, nothing of the step taken.
   bool limit_contact_step_by_strain(StepContext& ctx);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
+  /// The step fails with `message`, the worst correction's rod and vertex named: false.
+  bool fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
   bool find_collapsed_edge(const VecX& positions, StepReport& report) const;
   HessianProjection system_projection() const;
