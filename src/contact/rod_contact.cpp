@@ -49,6 +49,7 @@ RodContact::RodContact(const Model& model, const VecX& masses)
       s.arc_start = arc;
       s.rest_length = rod.rest_lengths[j];
       s.mass = masses[s.dof0] + masses[s.dof1];
+      s.fixed = layout.free_index(s.dof0) < 0 && layout.free_index(s.dof1) < 0;
       arc += s.rest_length;
       segments_.push_back(s);
     }
@@ -168,6 +169,8 @@ std::vector<RodContactRow> RodContact::constraint_rows(const VecX& x_from, const
     };
     if (row.frame.gap > kConstraintTravelScale * (travel(a) + travel(b)) + kConstraintGapMargin * (a.radius + b.radius))
       continue;
+    // Nothing can move a pair of held segments: no row (its residual could never fall).
+    if (a.fixed && b.fixed) continue;
     row.friction = friction_;
     row.segments = {pair.segment_a, pair.segment_b};
     row.start_normal = row.frame.normal;

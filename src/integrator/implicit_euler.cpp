@@ -77,10 +77,11 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.rod_contact = part.rod_contact;
   total.ccd_limited += part.ccd_limited;
   total.constraints = part.constraints;
-  total.contact_rows = part.contact_rows;
+  // The state is the last part's; the largest row count and residual are over the parts.
+  total.contact_rows = std::max(total.contact_rows, part.contact_rows);
   total.contacts_pressed = part.contacts_pressed;
   total.impulse_sweeps += part.impulse_sweeps;
-  total.impulse_residual = part.impulse_residual;
+  total.impulse_residual = std::max(total.impulse_residual, part.impulse_residual);
 }
 }  // namespace
 
@@ -1513,7 +1514,8 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
     report.ok = false;
     report.failed_rod = failed_rod;
     report.failure = "rod '" + model_.rods[failed_rod].name +
-                     "': its system block could not be factored for the rod-rod contact impulses (not positive definite)";
+                     "': its system block could not be solved on its own for the contact impulses (not positive definite, or "
+                     "coupled to another rod's)";
     report.solve_seconds += seconds_since(start);
     return false;
   }
@@ -1552,7 +1554,8 @@ bool ImplicitEuler::run_constrained(StepContext& ctx) {
   ctx.report.contact_rows = static_cast<int>(row_count);
   ctx.report.contacts_pressed = 0;
   if (!model_.colliders.empty()) ctx.report.contact.colliders.assign(model_.colliders.size(), ColliderContactStats{});
-  if (row_count == 0) return run_converged(ctx, true);
+  // With no rows the loop below is plain Newton; a converged step is then checked for
+  // contacts its path met after all (add_missed_rows).
   contact_impulses_.assign(row_count, Vec3::Zero());
   contact_rows_.resize(row_count);
   ctx.end_energies_known = false;
@@ -1583,8 +1586,13 @@ bool ImplicitEuler::run_constrained(StepContext& ctx) {
     // would sink into it by their error. At least one more iteration then, at the iterate.
     bool pressed = false;
     for (const Vec3& p : contact_impulses_) pressed = pressed || p[0] > 0.0;
-    if (ctx.report.correction <= tolerance && (k > 0 || !pressed)) break;
-    if (k >= settings_.max_newton_iterations) {
+    if (!settings_.converged()) {
+      if (k + 1 >= std::max(1, settings_.newton_iterations)) break;  // the fixed count, as run_fixed
+    } else if (ctx.report.correction <= tolerance && (k > 0 || !pressed)) {
+      // Converged with these rows; on with more if the end met contacts they lack.
+      if (k >= settings_.max_newton_iterations || !add_missed_rows(ctx)) break;
+    }
+    if (settings_.converged() && k >= settings_.max_newton_iterations) {
       // Split the step unless it cannot be split again; then it ends here, counted.
       if (last_resort_) {
         ctx.report.converged = false;
@@ -1603,6 +1611,40 @@ bool ImplicitEuler::run_constrained(StepContext& ctx) {
   for (const Vec3& p : contact_impulses_) ctx.report.contacts_pressed += p[0] > 0.0 ? 1 : 0;
   if (find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report)) return false;
   report_collider_impulses(ctx);
+  return true;
+}
+
+bool ImplicitEuler::add_missed_rows(StepContext& ctx) {
+  const VecX& x_hat = *ctx.x_hat;
+  std::vector<RodContactRow> rod_rows = rod_contact_.constraint_rows(x_hat, ctx.x1);
+  std::vector<RodContactRow> collider_rows = collider_contact_rows(model_, x_hat, ctx.x1);
+  // Rows the step lacks whose gap at the end is negative: measured at x1 (v_lin null).
+  auto missing = [](const std::vector<RodContactRow>& have, std::vector<RodContactRow>& found, auto same) {
+    std::vector<RodContactRow> kept;
+    for (const RodContactRow& row : found) {
+      bool known = false;
+      for (const RodContactRow& old : have) known = known || same(old, row);
+      if (!known && row.frame.gap < 0.0) kept.push_back(row);
+    }
+    found = std::move(kept);
+  };
+  rod_contact_.linearise_rows(rod_rows, ctx.x1, nullptr, ctx.h);
+  linearise_collider_rows(model_, collider_rows, ctx.x1, nullptr, ctx.h);
+  missing(rod_rows_, rod_rows, [](const RodContactRow& a, const RodContactRow& b) { return a.segments == b.segments; });
+  missing(collider_rows_, collider_rows, [](const RodContactRow& a, const RodContactRow& b) {
+    return a.collider == b.collider && a.vertices[0] == b.vertices[0];
+  });
+  if (rod_rows.empty() && collider_rows.empty()) return false;
+  // Impulses stay with their rows: the rod rows first, then the colliders'.
+  std::vector<Vec3> impulses(contact_impulses_.begin(), contact_impulses_.begin() + rod_rows_.size());
+  impulses.resize(rod_rows_.size() + rod_rows.size(), Vec3::Zero());
+  impulses.insert(impulses.end(), contact_impulses_.begin() + rod_rows_.size(), contact_impulses_.end());
+  impulses.resize(impulses.size() + collider_rows.size(), Vec3::Zero());
+  contact_impulses_ = std::move(impulses);
+  rod_rows_.insert(rod_rows_.end(), rod_rows.begin(), rod_rows.end());
+  collider_rows_.insert(collider_rows_.end(), collider_rows.begin(), collider_rows.end());
+  contact_rows_.resize(rod_rows_.size() + collider_rows_.size());
+  ctx.report.contact_rows = std::max(ctx.report.contact_rows, static_cast<int>(contact_rows_.size()));
   return true;
 }
 
@@ -1635,7 +1677,7 @@ void ImplicitEuler::report_collider_impulses(StepContext& ctx) const {
     const double radius = model_.rods[layout.vertex_rod(gv)].material.radius;
     Vec3 x = Vec3::Zero();
     x.head(layout.dimension()) = ctx.x1.segment(layout.vertex_dof(gv), layout.dimension());
-    const double depth = collider_penetration(model_.colliders[row.collider], x, radius);
+    const double depth = collider_penetration(model_.colliders[row.collider], x, radius, layout.dimension());
     report.max_penetration = std::max(report.max_penetration, depth);
     if (radius > 0.0) report.max_penetration_fraction = std::max(report.max_penetration_fraction, depth / radius);
   }

@@ -13,6 +13,7 @@ list(APPEND BRISTLE_TEST_SOURCES
   contact/test_scene_handles.cpp
   contact/test_contact_regressions.cpp
   contact/test_pivot_friction.cpp
+  contact/test_constraint_colliders.cpp
   contact/test_rod_contact.cpp
   contact/test_rod_friction.cpp
   contact/test_contact_check.cpp

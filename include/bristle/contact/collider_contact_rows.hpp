@@ -6,10 +6,12 @@
 ///
 /// A free vertex x of a rod of radius r near collider c gives one row: weights (1, 0, 0, 0) on
 /// the vertex, the normal n = grad d_c at x and the gap d_c(x) - r, d_c the collider's signed
-/// distance (signed_distance.hpp) in its pose at the step's end (x -> R x + T applied to the
-/// start's: d_end(x) = d_c(R^T (x - T)), grad d_end = R grad d_c). The end-of-step gap is then
-/// d_end(x1) - r, linearised about a Newton iterate like the segment pairs' rows; the slip is
-/// measured against the velocity of the surface point at x, (x - R^T (x - T)) / h.
+/// distance (signed_distance.hpp) in its pose at the step's end, where the model holds it (the
+/// handle driver moves it before the step; its step's motion is x -> R x + T from the start's
+/// pose). The end-of-step gap is then d_c(x1) - r, linearised about a Newton iterate like the
+/// segment pairs' rows; the slip is measured against the velocity of the surface point at x,
+/// which was at R^T (x - T) at the start: (x - R^T (x - T)) / h. In 2D a box's z extent is
+/// taken as unbounded (as the active-set solver takes it).
 
 #include <vector>
 
@@ -31,7 +33,7 @@ std::vector<RodContactRow> collider_contact_rows(const Model& model, const VecX&
 void linearise_collider_rows(const Model& model, std::vector<RodContactRow>& rows, const VecX& x, const VecX* v_lin,
                              double h);
 
-/// How far vertex x (radius r) is inside collider c at the step's end: max(0, r - d_end(x)).
-double collider_penetration(const Collider& collider, const Vec3& x, double radius);
+/// How far vertex x (radius r) is inside collider c at the step's end: max(0, r - d_c(x)).
+double collider_penetration(const Collider& collider, const Vec3& x, double radius, int dimension);
 
 }  // namespace bristle

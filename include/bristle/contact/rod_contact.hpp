@@ -162,6 +162,7 @@ class RodContact {
     double arc_start = 0.0;     // rest length of the rod before it [m]
     double rest_length = 0.0;   // [m]
     double mass = 0.0;          // of its two vertices [kg]
+    bool fixed = false;         // both its vertices are held (no free DOF)
   };
   Vec3 point(const VecX& x, int dof) const;
   /// Pairs whose axes are further apart than `overlap_floor` times the sum of the radii at

@@ -153,10 +153,11 @@ struct StepReport {
   /// Rod-rod contact at the end of the step (model.rod_contact.enabled only).
   RodContactStats rod_contact;
   int ccd_limited = 0;  ///< line searches whose first trial CCD shortened (rod-rod contact), all iterations
-  /// Rod contact as constraints (rod_contact.method "constraints"): the (last sub)step's rows
-  /// (pairs near each other on its path) and those pressed at its end (normal impulse > 0);
-  /// the impulse solves' Gauss-Seidel sweeps over all Newton iterations and substeps, and the
-  /// last solve's Coulomb residual [m/s] (coulomb_solver.hpp).
+  /// Rod contact as constraints (rod_contact.method "constraints"): the step's rows (pairs and
+  /// vertex-collider contacts near each other on its path; of a split step, its substeps' most)
+  /// and those pressed at its end (normal impulse > 0); the impulse solves' Gauss-Seidel sweeps
+  /// over all Newton iterations and substeps, and the last solve's Coulomb residual [m/s]
+  /// (coulomb_solver.hpp; of a split step, its substeps' largest).
   bool constraints = false;  ///< contacts are solved as constraints (the fields below apply)
   int contact_rows = 0;
   int contacts_pressed = 0;
@@ -318,6 +319,11 @@ class ImplicitEuler {
   /// Rod contact as constraints: the colliders' stats (ctx.report.contact) from their rows'
   /// impulses and the end positions.
   void report_collider_impulses(StepContext& ctx) const;
+  /// Rod contact as constraints, at a converged iterate: adds the rows of pairs and
+  /// vertex-collider contacts near each other on the path from x^ to ctx.x1 that the step lacks
+  /// and whose gap at x1 is negative (the iterates strayed from the first solve's path, where
+  /// the rows were found). True if it added any: Newton goes on with them.
+  bool add_missed_rows(StepContext& ctx);
   bool run_fixed(StepContext& ctx);
   bool newton_iteration(StepContext& ctx);
   void finish_report(const State& state, StepContext& ctx);
