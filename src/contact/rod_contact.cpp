@@ -265,7 +265,11 @@ void RodContact::linearise_rows(std::vector<RodContactRow>& rows, const VecX& x,
     const Segment& b = segments_[row.segments[1]];
     SegmentContactFrame frame = segment_contact_frame(point(x, a.dof0), point(x, a.dof1), point(x, b.dof0),
                                                       point(x, b.dof1), a.radius, b.radius, row.start_normal, dimension_);
-    if (frame.normal.dot(row.start_normal) < 0.0) {
+    // Crossed: the direction turned against the start's with both closest points inside their
+    // segments. At an end it also turns past 90 degrees without crossing, as a segment slides
+    // off another's end and around it: that is the contact's own normal.
+    const bool inside = frame.s > 0.0 && frame.s < 1.0 && frame.t > 0.0 && frame.t < 1.0;
+    if (inside && frame.normal.dot(row.start_normal) < 0.0) {
       // Crossed in the iterate: the signed distance along the start's side is -|P(s) - Q(t)|.
       const double reach = a.radius + b.radius;
       frame.gap = -(frame.gap + reach) - reach;

@@ -86,7 +86,8 @@ class RodContact {
   /// gap(x) + h n . sum_k w_k (v1_k - v_lin_k) to first order: each frame is taken at x and its
   /// gap made that offset, gap(x) - h n . sum_k w_k v_lin_k (rod_contact_rows.hpp's u_n then is
   /// the end gap over h). A pair whose axes crossed in the iterate (its normal against its
-  /// start normal) keeps the start's side: the normal turned back, the gap minus the distance.
+  /// start normal, both closest points inside their segments) keeps the start's side: the
+  /// normal turned back, the gap minus the distance.
   /// `v_lin` is over all DOFs.
   void linearise_rows(std::vector<RodContactRow>& rows, const VecX& x, const VecX* v_lin, double h) const;
   /// Gaps at x of every pair near each other there whose axes are apart (overlapping pairs
