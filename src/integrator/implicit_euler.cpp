@@ -1618,22 +1618,27 @@ bool ImplicitEuler::add_missed_rows(StepContext& ctx) {
   const VecX& x_hat = *ctx.x_hat;
   std::vector<RodContactRow> rod_rows = rod_contact_.constraint_rows(x_hat, ctx.x1);
   std::vector<RodContactRow> collider_rows = collider_contact_rows(model_, x_hat, ctx.x1);
-  // Rows the step lacks whose gap at the end is negative: measured at x1 (v_lin null).
-  auto missing = [](const std::vector<RodContactRow>& have, std::vector<RodContactRow>& found, auto same) {
+  // Rows the step lacks whose gap at the end is negative: measured at x1 (v_lin null). A row
+  // is known by its two segments, or its collider and vertex: the step's keys sorted, each
+  // found row looked up (rows run to 10^4 on hair: no comparison of every pair).
+  using Key = std::pair<int, int>;
+  auto key = [](const RodContactRow& row) {
+    return row.collider < 0 ? Key(row.segments[0], row.segments[1]) : Key(row.collider, row.vertices[0]);
+  };
+  auto keep_missing = [&](const std::vector<RodContactRow>& have, std::vector<RodContactRow>& found) {
+    std::vector<Key> known;
+    known.reserve(have.size());
+    for (const RodContactRow& row : have) known.push_back(key(row));
+    std::sort(known.begin(), known.end());
     std::vector<RodContactRow> kept;
-    for (const RodContactRow& row : found) {
-      bool known = false;
-      for (const RodContactRow& old : have) known = known || same(old, row);
-      if (!known && row.frame.gap < 0.0) kept.push_back(row);
-    }
+    for (const RodContactRow& row : found)
+      if (row.frame.gap < 0.0 && !std::binary_search(known.begin(), known.end(), key(row))) kept.push_back(row);
     found = std::move(kept);
   };
   rod_contact_.linearise_rows(rod_rows, ctx.x1, nullptr, ctx.h);
   linearise_collider_rows(model_, collider_rows, ctx.x1, nullptr, ctx.h);
-  missing(rod_rows_, rod_rows, [](const RodContactRow& a, const RodContactRow& b) { return a.segments == b.segments; });
-  missing(collider_rows_, collider_rows, [](const RodContactRow& a, const RodContactRow& b) {
-    return a.collider == b.collider && a.vertices[0] == b.vertices[0];
-  });
+  keep_missing(rod_rows_, rod_rows);
+  keep_missing(collider_rows_, collider_rows);
   if (rod_rows.empty() && collider_rows.empty()) return false;
   // Impulses stay with their rows: the rod rows first, then the colliders'.
   std::vector<Vec3> impulses(contact_impulses_.begin(), contact_impulses_.begin() + rod_rows_.size());
