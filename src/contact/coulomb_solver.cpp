@@ -121,7 +121,7 @@ class ExplicitOperator final : public CoulombOperator {
   explicit ExplicitOperator(const CoulombProblem& problem) : problem_(problem) {}
   int contact_count() const override { return problem_.contact_count(); }
   double friction(int i) const override { return problem_.friction[i]; }
-  const Mat3& diagonal(int i) const override { return problem_.diagonal[i]; }
+  const Mat3& diagonal(int i) override { return problem_.diagonal[i]; }
   void reset(const std::vector<Vec3>&) override {}
   Vec3 velocity(int i, const std::vector<Vec3>& impulses) const override {
     return contact_velocity(problem_, impulses, i);
@@ -132,12 +132,18 @@ class ExplicitOperator final : public CoulombOperator {
   const CoulombProblem& problem_;
 };
 
-// coulomb_residuals over an operator.
-double largest_coulomb_residual(const CoulombOperator& problem, const std::vector<Vec3>& impulses) {
+// coulomb_residuals over an operator. A contact without impulse is off the law only by its
+// approach, max(0, -u_n) (what the formula below gives for p = 0, whatever rho): W_ii is
+// needed only where an impulse pushes.
+double largest_coulomb_residual(CoulombOperator& problem, const std::vector<Vec3>& impulses) {
   double largest_residual = 0.0;
   for (int i = 0; i < problem.contact_count(); ++i) {
     const Vec3 u = problem.velocity(i, impulses);
     const Vec3& p = impulses[i];
+    if (p == Vec3::Zero()) {
+      largest_residual = std::max(largest_residual, -u[0]);
+      continue;
+    }
     const double largest = problem.diagonal(i).diagonal().maxCoeff();
     double residual = 0.0;
     if (!(largest > 0.0)) {
@@ -168,7 +174,7 @@ CoulombResult solve_coulomb(CoulombOperator& problem, const CoulombSettings& set
   // A contact no impulse can move (W_nn = 0, hence W_nt = 0: both sides prescribed) gets
   // none, whatever the warm start said.
   for (int i = 0; i < m; ++i)
-    if (!(problem.diagonal(i)(0, 0) > 0.0)) impulses[i].setZero();
+    if (impulses[i] != Vec3::Zero() && !(problem.diagonal(i)(0, 0) > 0.0)) impulses[i].setZero();
   problem.reset(impulses);
   CoulombResult result;
   auto largest_residual = [&] { return largest_coulomb_residual(problem, impulses); };
@@ -176,10 +182,13 @@ CoulombResult solve_coulomb(CoulombOperator& problem, const CoulombSettings& set
   result.converged = result.residual <= settings.tolerance;
   while (!result.converged && result.sweeps < settings.max_sweeps) {
     for (int i = 0; i < m; ++i) {
-      const Mat3& W = problem.diagonal(i);
       Vec3& p = impulses[i];
-      const Vec3 before = p;
       Vec3 u = problem.velocity(i, impulses);
+      // Without impulse and not approaching, the steps below leave p = 0 (p_n = max(0, -u_n /
+      // W_nn) = 0, then a disc of radius 0): skipped, and W_ii not asked for.
+      if (p == Vec3::Zero() && u[0] >= 0.0) continue;
+      const Mat3& W = problem.diagonal(i);
+      const Vec3 before = p;
       // Normal: the complementarity of p_n and u_n, the other components held.
       if (W(0, 0) > 0.0) {
         const double normal = std::max(0.0, p[0] - settings.normal_relaxation * u[0] / W(0, 0));

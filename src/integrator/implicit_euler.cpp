@@ -1505,11 +1505,18 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
     if (!blocks.solve_blocks(system, one_rod, block_rhs_, block_solution_)) {
       if (solved) failed_rod = rod;
       solved = false;
+      segment.setZero();  // no response: the solve goes on harmlessly and the step fails after it
+      return;
     }
     segment = block_solution_.segment(begin, end - begin);
   };
-  const RodContactProblem problem =
-      build_rod_contact_problem(layout, contact_rows_, block_solve, ctx.v, ctx.dv_free, ctx.h, false);
+  // Responses are formed as the impulse solve needs them (RodContactOperator).
+  RodContactOperator impulse_problem(layout, contact_rows_, block_solve, ctx.v, ctx.dv_free, ctx.h);
+  // The impulses are solved until no contact's velocity is off by more than would move it
+  // kImpulseTolerance of the smallest radius over the step: far below what the rows'
+  // linearisation leaves, and loose enough for Gauss-Seidel on a pile of hair.
+  impulse_settings_.tolerance = kImpulseTolerance * smallest_radius_ / ctx.h;
+  const CoulombResult result = solve_coulomb(impulse_problem, impulse_settings_, contact_impulses_);
   if (!solved) {
     report.ok = false;
     report.failed_rod = failed_rod;
@@ -1519,12 +1526,6 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
     report.solve_seconds += seconds_since(start);
     return false;
   }
-  RodContactOperator impulse_problem(layout, contact_rows_, problem);
-  // The impulses are solved until no contact's velocity is off by more than would move it
-  // kImpulseTolerance of the smallest radius over the step: far below what the rows'
-  // linearisation leaves, and loose enough for Gauss-Seidel on a pile of hair.
-  impulse_settings_.tolerance = kImpulseTolerance * smallest_radius_ / ctx.h;
-  const CoulombResult result = solve_coulomb(impulse_problem, impulse_settings_, contact_impulses_);
   report.impulse_sweeps += result.sweeps;
   report.impulse_residual = result.residual;
   ctx.dv_free += impulse_problem.velocity_change();

@@ -102,18 +102,23 @@ void check_delassus_consistency(const Model& model, const std::vector<RodContact
   VecX changed = dv;
   apply_rod_contact_impulses(layout, problem, impulses, changed);
   {
-    // The velocity form (diagonal blocks only, W through the responses) gives the same u, and
-    // keeps the same velocity change, also after impulses change one at a time.
+    // The velocity form (W through the responses, each formed when first needed) gives the
+    // same u, and keeps the same velocity change, also after impulses change one at a time.
     const RodContactProblem diagonal_only =
         build_rod_contact_problem(layout, rows, system.block_solve(layout), v, dv, h, false);
     CHECK(diagonal_only.coulomb.blocks.empty());
-    RodContactOperator op(layout, rows, diagonal_only);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      CHECK((diagonal_only.coulomb.diagonal[i] - problem.coulomb.diagonal[i]).norm() <=
+            1e-12 * problem.coulomb.diagonal[i].norm());
+    RodContactOperator op(layout, rows, system.block_solve(layout), v, dv, h);
+    CHECK(op.responses_formed() == 0);
     std::vector<Vec3> zero(rows.size(), Vec3::Zero()), stepped = zero;
     op.reset(zero);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       stepped[i] = impulses[i];
       op.changed(static_cast<int>(i), impulses[i]);
     }
+    CHECK(op.responses_formed() == static_cast<int>(rows.size()));
     CHECK((op.velocity_change() - (changed - dv)).norm() <= 1e-12 * (1.0 + (changed - dv).norm()));
     for (std::size_t i = 0; i < rows.size(); ++i) {
       INFO("row " << i);
@@ -128,10 +133,17 @@ void check_delassus_consistency(const Model& model, const std::vector<RodContact
     CoulombProblem with_friction = problem.coulomb;
     for (double& mu : with_friction.friction) mu = 0.3;
     const CoulombResult a = solve_coulomb(with_friction, settings, explicit_impulses);
-    RodContactProblem diagonal_friction = diagonal_only;
-    for (double& mu : diagonal_friction.coulomb.friction) mu = 0.3;
-    RodContactOperator friction_op(layout, rows, diagonal_friction);
+    std::vector<RodContactRow> rows_with_friction = rows;
+    for (RodContactRow& row : rows_with_friction) row.friction = 0.3;
+    RodContactOperator friction_op(layout, rows_with_friction, system.block_solve(layout), v, dv, h);
     const CoulombResult b = solve_coulomb(friction_op, settings, operator_impulses);
+    // Rows that never push nor approach are never formed.
+    int idle = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Vec3 u = contact_velocities(with_friction, explicit_impulses)[i];
+      if (explicit_impulses[i] == Vec3::Zero() && problem.coulomb.free_velocity[i][0] >= 0.0 && u[0] >= 0.0) ++idle;
+    }
+    CHECK(friction_op.responses_formed() <= static_cast<int>(rows.size()) - idle);
     CHECK(a.sweeps == b.sweeps);
     for (std::size_t i = 0; i < rows.size(); ++i)
       CHECK((explicit_impulses[i] - operator_impulses[i]).norm() <= 1e-9 * (1e-6 + explicit_impulses[i].norm()));

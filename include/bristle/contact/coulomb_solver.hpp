@@ -78,8 +78,9 @@ class CoulombOperator {
   virtual ~CoulombOperator() = default;
   virtual int contact_count() const = 0;
   virtual double friction(int i) const = 0;
-  /// W_ii.
-  virtual const Mat3& diagonal(int i) const = 0;
+  /// W_ii. The solve asks for it only at a contact that pushes or approaches (p_i != 0 or
+  /// u_n < 0): an operator may form it then.
+  virtual const Mat3& diagonal(int i) = 0;
   /// Takes `impulses` as the current ones (the start of a solve).
   virtual void reset(const std::vector<Vec3>& impulses) = 0;
   /// u_i = b_i + sum_j W_ij p_j for the current impulses (`impulses`, as reset and changed).

@@ -65,33 +65,49 @@ struct RodContactProblem {
 };
 
 /// Builds W and b for the Newton iterate's velocities `v` (all DOFs) and the step h. Without
-/// `off_diagonal_blocks`, only W's diagonal blocks: for RodContactOperator, which applies the
-/// rest through the responses (W's blocks between rows on one rod grow as the square of the
-/// rows: 4.8 million for 10^4 rows on 24 hair strands).
+/// `off_diagonal_blocks`, only W's diagonal blocks (W's blocks between rows on one rod grow as
+/// the square of the rows: 4.8 million for 10^4 rows on 24 hair strands; RodContactOperator
+/// applies them through the responses instead).
 RodContactProblem build_rod_contact_problem(const DofLayout& layout, const std::vector<RodContactRow>& rows,
                                             const RodBlockSolve& block_solve, const VecX& v, const VecX& dv_free,
                                             double h, bool off_diagonal_blocks = true);
 
 /// The rows' Coulomb problem with W applied through the responses (velocity form): it keeps
 /// A^-1 H^T p on the free DOFs, so a contact's velocity reads its four vertices there and a
-/// changed impulse adds its response on its one or two rods. The same u = W p + b as the
-/// explicit problem, up to rounding.
+/// changed impulse adds its response on its one or two rods. The same u = W p + b as
+/// build_rod_contact_problem, up to rounding.
+///
+/// A row's response (three solves with each of its rods' blocks) and W_ii are formed the
+/// first time the solve asks for W_ii, which it does only for a row that pushes or
+/// approaches: on a hair pile most rows are pairs near each other that never touch (12000
+/// rows, 1500 pressed), and their solves were 40% of the step.
 class RodContactOperator final : public CoulombOperator {
  public:
-  RodContactOperator(const DofLayout& layout, const std::vector<RodContactRow>& rows, const RodContactProblem& problem);
+  RodContactOperator(const DofLayout& layout, const std::vector<RodContactRow>& rows, RodBlockSolve block_solve,
+                     const VecX& v, const VecX& dv_free, double h);
   int contact_count() const override { return static_cast<int>(rows_.size()); }
-  double friction(int i) const override { return problem_.coulomb.friction[i]; }
-  const Mat3& diagonal(int i) const override { return problem_.coulomb.diagonal[i]; }
+  double friction(int i) const override { return rows_[i].friction; }
+  const Mat3& diagonal(int i) override;
   void reset(const std::vector<Vec3>& impulses) override;
   Vec3 velocity(int i, const std::vector<Vec3>& impulses) const override;
   void changed(int i, const Vec3& delta) override;
   /// A^-1 H^T p for the current impulses, on the free DOFs.
   const VecX& velocity_change() const { return change_; }
+  /// How many rows' responses were formed.
+  int responses_formed() const { return responses_formed_; }
 
  private:
   const DofLayout& layout_;
   const std::vector<RodContactRow>& rows_;
-  const RodContactProblem& problem_;
+  RodBlockSolve block_solve_;
+  std::vector<Vec3> free_velocity_;              ///< b_i
+  std::vector<std::array<int, 4>> free_index_;   ///< each row vertex's first free DOF (-1: fixed)
+  std::vector<Mat3> frames_;                     ///< each row's (normal, tangent1, tangent2)^T
+  std::vector<char> formed_;
+  std::vector<Mat3> diagonal_;
+  std::vector<std::vector<int>> rods_;
+  std::vector<std::vector<Eigen::MatrixXd>> responses_;
+  int responses_formed_ = 0;
   VecX change_;
 };
 
