@@ -160,6 +160,40 @@ double largest_coulomb_residual(CoulombOperator& problem, const std::vector<Vec3
   return largest_residual;
 }
 
+// One sweep of projected block Gauss-Seidel over the contacts in order (coulomb_solver.hpp).
+void gauss_seidel_sweep(CoulombOperator& problem, const CoulombSettings& settings, std::vector<Vec3>& impulses) {
+  const int m = problem.contact_count();
+  for (int i = 0; i < m; ++i) {
+    Vec3& p = impulses[i];
+    Vec3 u = problem.velocity(i, impulses);
+    // Without impulse and not approaching, the steps below leave p = 0 (p_n = max(0, -u_n /
+    // W_nn) = 0, then a disc of radius 0): skipped, and W_ii not asked for.
+    if (p == Vec3::Zero() && u[0] >= 0.0) continue;
+    const Mat3& W = problem.diagonal(i);
+    const Vec3 before = p;
+    // Normal: the complementarity of p_n and u_n, the other components held.
+    if (W(0, 0) > 0.0) {
+      const double normal = std::max(0.0, p[0] - settings.normal_relaxation * u[0] / W(0, 0));
+      u += W.col(0) * (normal - p[0]);
+      p[0] = normal;
+    }
+    // Tangential: the disc's minimiser of the contact's kinetic energy, p_n held.
+    const Mat2 Wtt = W.block<2, 2>(1, 1);
+    const Vec2 old = p.tail<2>();
+    const Vec2 linear = u.tail<2>() - Wtt * old;
+    const double bound = problem.friction(i) * p[0];
+    Vec2 tangential = minimise_on_disc(Wtt, linear, bound);
+    if (settings.tangential_relaxation != 1.0) {
+      // Relaxed, then back onto the disc: a fixed point still has q = p_t (q is in the disc,
+      // so q - p_t never points out of it where p_t is on the circle).
+      tangential = old + settings.tangential_relaxation * (tangential - old);
+      if (tangential.norm() > bound) tangential *= bound / tangential.norm();
+    }
+    p.tail<2>() = tangential;
+    if (p != before) problem.changed(i, p - before);
+  }
+}
+
 }  // namespace
 
 CoulombResult solve_coulomb(const CoulombProblem& problem, const CoulombSettings& settings,
@@ -180,39 +214,37 @@ CoulombResult solve_coulomb(CoulombOperator& problem, const CoulombSettings& set
   auto largest_residual = [&] { return largest_coulomb_residual(problem, impulses); };
   result.residual = largest_residual();
   result.converged = result.residual <= settings.tolerance;
+  // Nonsmooth nonlinear conjugate gradients (Silcowitz, Niebe and Erleben, "A nonsmooth
+  // nonlinear conjugate gradient method for interactive contact force problems", The Visual
+  // Computer 26, 2010): each sweep's change r_k = p_k+1 - p_k taken as a descent direction,
+  // and the sweep's result moved on along the previous direction by
+  // beta = |r_k|^2 / |r_k-1|^2 (Fletcher-Reeves), restarting where beta > 1. The fixed points
+  // are the sweep's: the answer is always a sweep's output, which is in every disc.
+  std::vector<Vec3> direction, start;
+  double previous_change = 0.0;
+  if (settings.nonsmooth_cg) direction.assign(m, Vec3::Zero());
   while (!result.converged && result.sweeps < settings.max_sweeps) {
-    for (int i = 0; i < m; ++i) {
-      Vec3& p = impulses[i];
-      Vec3 u = problem.velocity(i, impulses);
-      // Without impulse and not approaching, the steps below leave p = 0 (p_n = max(0, -u_n /
-      // W_nn) = 0, then a disc of radius 0): skipped, and W_ii not asked for.
-      if (p == Vec3::Zero() && u[0] >= 0.0) continue;
-      const Mat3& W = problem.diagonal(i);
-      const Vec3 before = p;
-      // Normal: the complementarity of p_n and u_n, the other components held.
-      if (W(0, 0) > 0.0) {
-        const double normal = std::max(0.0, p[0] - settings.normal_relaxation * u[0] / W(0, 0));
-        u += W.col(0) * (normal - p[0]);
-        p[0] = normal;
-      }
-      // Tangential: the disc's minimiser of the contact's kinetic energy, p_n held.
-      const Mat2 Wtt = W.block<2, 2>(1, 1);
-      const Vec2 old = p.tail<2>();
-      const Vec2 linear = u.tail<2>() - Wtt * old;
-      const double bound = problem.friction(i) * p[0];
-      Vec2 tangential = minimise_on_disc(Wtt, linear, bound);
-      if (settings.tangential_relaxation != 1.0) {
-        // Relaxed, then back onto the disc: a fixed point still has q = p_t (q is in the disc,
-        // so q - p_t never points out of it where p_t is on the circle).
-        tangential = old + settings.tangential_relaxation * (tangential - old);
-        if (tangential.norm() > bound) tangential *= bound / tangential.norm();
-      }
-      p.tail<2>() = tangential;
-      if (p != before) problem.changed(i, p - before);
-    }
+    if (settings.nonsmooth_cg) start = impulses;
+    gauss_seidel_sweep(problem, settings, impulses);
     ++result.sweeps;
     result.residual = largest_residual();
     result.converged = result.residual <= settings.tolerance;
+    if (!settings.nonsmooth_cg || result.converged || result.sweeps >= settings.max_sweeps) continue;
+    double change = 0.0;
+    for (int i = 0; i < m; ++i) change += (impulses[i] - start[i]).squaredNorm();
+    const double beta = previous_change > 0.0 ? change / previous_change : 0.0;
+    previous_change = change;
+    if (!(beta <= 1.0)) {
+      for (Vec3& d : direction) d.setZero();  // restart: the sweep alone
+      continue;
+    }
+    for (int i = 0; i < m; ++i) {
+      const Vec3 step = beta * direction[i];
+      direction[i] = step + (impulses[i] - start[i]);
+      if (step == Vec3::Zero()) continue;
+      impulses[i] += step;
+      problem.changed(i, step);
+    }
   }
   return result;
 }

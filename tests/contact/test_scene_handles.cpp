@@ -529,3 +529,35 @@ TEST_CASE("rod-rod contact: the same end state bit for bit on one thread and two
     CHECK(std::memcmp(ends[0].data(), ends[1].data(), sizeof(double) * ends[0].size()) == 0);
   }
 }
+
+TEST_CASE("rod contact as constraints: the rod pile settles converged, in few Newton iterations a step") {
+  // 12 rods dropped in crossed layers on a table, 1.5 s at 1/60 s, contacts as constraints.
+  // Each step's impulse solve starts from the last step's impulses, and its sweeps are
+  // accelerated (nonsmooth conjugate gradients): 226 Newton iterations in the 90 steps. With
+  // neither 905 (10 a step), the acceleration alone 443, the warm start alone about 440: the
+  // bound fails without either. Deepest about 0.05% of a radius.
+  Scene scene = load_scene(std::string(test::kScenesDir) + "/rod_pile.json");
+  scene.model.rod_contact.method = RodContactMethod::Constraints;
+  ImplicitEuler integrator(scene.model, scene.solver);
+  State state = initial_state(scene.model);
+  const int steps = static_cast<int>(std::lround(1.5 / scene.time.dt));
+  int newton = 0, unconverged = 0, pressed = 0;
+  double deepest_pair = 0.0, deepest_table = 0.0;
+  for (int k = 0; k < steps; ++k) {
+    const StepReport report = integrator.step(state, scene.time.dt);
+    REQUIRE_MESSAGE(report.ok, report.failure);
+    newton += report.newton_iterations;
+    unconverged += report.converged ? 0 : 1;
+    pressed = std::max(pressed, report.contacts_pressed);
+    deepest_pair = std::max(deepest_pair, -report.rod_contact.min_gap_fraction);
+    deepest_table = std::max(deepest_table, report.contact.max_penetration_fraction);
+  }
+  MESSAGE(newton << " Newton iterations in " << steps << " steps, up to " << pressed
+                 << " contacts pressed; deepest pair " << deepest_pair << ", in the table " << deepest_table
+                 << " of the radius");
+  CHECK(pressed > 20);
+  CHECK(unconverged == 0);
+  CHECK(newton <= 4 * steps);
+  CHECK(deepest_pair < 0.01);
+  CHECK(deepest_table < 0.01);
+}

@@ -61,6 +61,9 @@ struct CoulombSettings {
   /// "How projected Gauss-Seidel scales on a brush"): plain Gauss-Seidel is the default.
   double normal_relaxation = 1.0;
   double tangential_relaxation = 1.0;
+  /// Sweeps accelerated by nonsmooth nonlinear conjugate gradients (solve_coulomb): the same
+  /// fixed points, fewer sweeps on stiff rods with many contacts.
+  bool nonsmooth_cg = false;
 };
 
 struct CoulombResult {

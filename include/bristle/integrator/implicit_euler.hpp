@@ -324,6 +324,11 @@ class ImplicitEuler {
   /// and whose gap at x1 is negative (the iterates strayed from the first solve's path, where
   /// the rows were found). True if it added any: Newton goes on with them.
   bool add_missed_rows(StepContext& ctx);
+  /// Rod contact as constraints: the impulses of the last committed step, kept by row (its
+  /// collider or -1, then its two segments or its vertex) to start the next step's impulse
+  /// solve from (scaled by the steps' ratio), when the next step continues it.
+  void keep_impulses_for_next_step(double h);
+  void warm_start_impulses(double h);
   bool run_fixed(StepContext& ctx);
   bool newton_iteration(StepContext& ctx);
   void finish_report(const State& state, StepContext& ctx);
@@ -412,6 +417,16 @@ class ImplicitEuler {
   std::vector<RodContactRow> rod_rows_, collider_rows_;  // the step's rows of each kind
   std::vector<RodContactRow> contact_rows_;  // both, in that order, as the impulse solve sees them
   std::vector<Vec3> contact_impulses_;
+  /// The last committed step's impulses (keep_impulses_for_next_step): by sorted key, the
+  /// normal impulse and the tangential one in world axes [N s], and that step's h.
+  struct KeptImpulse {
+    std::array<int, 3> key;
+    double normal;
+    Vec3 tangential;
+    bool operator<(const KeptImpulse& other) const { return key < other.key; }
+  };
+  std::vector<KeptImpulse> kept_impulses_;
+  double kept_impulses_h_ = 0.0;
   VecX block_rhs_, block_solution_;
   CoulombSettings impulse_settings_;
   double smallest_radius_ = 0.0;  // of all rods [m]: the impulse solve's length scale
