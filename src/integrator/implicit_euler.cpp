@@ -1518,7 +1518,7 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
   // The impulses are solved until no contact's velocity is off by more than would move it
   // kImpulseTolerance of the smallest radius over the step: far below what the rows'
   // linearisation leaves. Sweeps accelerated by nonsmooth conjugate gradients (rod pile:
-  // 2.1 times fewer sweeps, 1.6 times fewer Newton iterations, a quarter of the depth).
+  // 443 Newton iterations in 90 steps instead of 905; docs/contact.md).
   impulse_settings_.tolerance = kImpulseTolerance * smallest_radius_ / ctx.h;
   impulse_settings_.nonsmooth_cg = true;
   const CoulombResult result = solve_coulomb(impulse_problem, impulse_settings_, contact_impulses_);
@@ -1670,18 +1670,15 @@ bool ImplicitEuler::add_missed_rows(StepContext& ctx) {
   // Rows the step lacks whose gap at the end is negative: measured at x1 (v_lin null). A row
   // is known by its two segments, or its collider and vertex: the step's keys sorted, each
   // found row looked up (rows run to 10^4 on hair: no comparison of every pair).
-  using Key = std::pair<int, int>;
-  auto key = [](const RodContactRow& row) {
-    return row.collider < 0 ? Key(row.segments[0], row.segments[1]) : Key(row.collider, row.vertices[0]);
-  };
+  using Key = std::array<int, 3>;
   auto keep_missing = [&](const std::vector<RodContactRow>& have, std::vector<RodContactRow>& found) {
     std::vector<Key> known;
     known.reserve(have.size());
-    for (const RodContactRow& row : have) known.push_back(key(row));
+    for (const RodContactRow& row : have) known.push_back(row_key(row));
     std::sort(known.begin(), known.end());
     std::vector<RodContactRow> kept;
     for (const RodContactRow& row : found)
-      if (row.frame.gap < 0.0 && !std::binary_search(known.begin(), known.end(), key(row))) kept.push_back(row);
+      if (row.frame.gap < 0.0 && !std::binary_search(known.begin(), known.end(), row_key(row))) kept.push_back(row);
     found = std::move(kept);
   };
   rod_contact_.linearise_rows(rod_rows, ctx.x1, nullptr, ctx.h);
