@@ -136,6 +136,9 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
 }
 
 namespace {
+// Rod contact as constraints: the frame stats' `overlapping` counts pairs overlapping by more
+// than this fraction of the smaller radius (measure_all), `bristle check-contact`'s default.
+constexpr double kReportedOverlap = 0.01;
 // Rod-rod contacts as constraints: a pair overlapping at the step's start by less than this
 // fraction of the sum of its radii is a constraint like the others (docs/contact.md, "Rod-rod
 // contacts as constraints in the step").
@@ -290,8 +293,19 @@ RodContactStats RodContact::measure(const VecX& x) const { return measure_pairs(
 
 RodContactStats RodContact::measure_all(const VecX& x) const {
   std::vector<RodContactPair> pairs;
-  int overlapping = 0;
-  collect(x, x, pairs, overlapping, 0.0);
+  int axes_touching = 0;
+  collect(x, x, pairs, axes_touching, 0.0);
+  // No pair is left out of the constraints for good, so `overlapping` counts the pairs whose
+  // capsules overlap here beyond `bristle check-contact`'s default tolerance (their axes
+  // touching included): the ones the step left inside each other.
+  int overlapping = axes_touching;
+  for (const RodContactPair& pair : pairs) {
+    const auto& d = pair.dofs;
+    const double gap =
+        segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance - pair.constants.reach;
+    const double radius = std::min(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius);
+    if (gap < -kReportedOverlap * radius) ++overlapping;
+  }
   return measure_pairs(x, pairs, overlapping);
 }
 

@@ -14,6 +14,7 @@
 
 #include "bristle/contact/rod_contact.hpp"
 #include "bristle/contact/rod_contact_rows.hpp"
+#include "bristle/contact/segment_distance.hpp"
 #include "support/rod_builders.hpp"
 
 using namespace bristle;
@@ -364,5 +365,32 @@ TEST_CASE("rod contact rows: the broad phase's rows are the pairs that come near
   for (std::size_t k = 0; k < rows.size(); ++k) {
     CHECK(again[k].vertices == rows[k].vertices);
     CHECK(again[k].frame.gap == rows[k].frame.gap);
+  }
+}
+
+TEST_CASE("rod contact rows: the constraint method's frame stats count pairs overlapping beyond 1% of the radius") {
+  // One rail crossing under the top rod (radius 0.02 both; the crossing's axis distance is the
+  // top rod's height z). measure_all counts a pair as overlapping past 1% of the smaller radius
+  // (2e-4 m), axes touching included, against a count over every pair of segments; before,
+  // only pairs whose axes touched counted, so a pair a quarter inside the other did not.
+  for (const double z : {0.0402, 0.04, 0.04 - 1e-4, 0.04 - 3e-4, 0.03, 0.0}) {
+    Model model = rod_over_rails(1, z, 3);
+    model.rod_contact.enabled = true;
+    model.finalize();
+    const DofLayout& layout = model.layout;
+    const VecX x = initial_state(model).positions;
+    auto at = [&](int gv) { return Vec3(x.segment<3>(layout.vertex_dof(gv))); };
+    int expected = 0;
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const int p0 = layout.global_vertex(0, i), q0 = layout.global_vertex(1, j);
+        expected += segment_distance(at(p0), at(p0 + 1), at(q0), at(q0 + 1)).distance - 0.04 < -2e-4 ? 1 : 0;
+      }
+    const RodContact contact(model, model.dof_masses());
+    const RodContactStats stats = contact.measure_all(x);
+    INFO("z = " << z);
+    CHECK(stats.overlapping == expected);
+    CHECK((z < 0.04 - 2e-4) == (expected > 0));  // the cases on both sides of the tolerance
+    if (z > 0.0) CHECK(stats.min_gap == doctest::Approx(z - 0.04).epsilon(1e-9));
   }
 }

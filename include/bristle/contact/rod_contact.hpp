@@ -53,7 +53,9 @@ struct RodContactPair {
 struct RodContactStats {
   int pairs = 0;       ///< pairs whose gap is below g^ (the barrier acts on them)
   int candidates = 0;  ///< pairs the broad phase kept
-  int overlapping = 0; ///< pairs left out because their capsules overlapped at the path's start
+  /// The barrier: pairs left out because their capsules overlapped at the path's start.
+  /// Constraints (measure_all): pairs overlapping by more than 1% of the smaller radius.
+  int overlapping = 0;
   /// Smallest gap between the surfaces of two segments among the candidates [m], and the same
   /// relative to the smaller radius of the two; +inf without candidates.
   double min_gap = std::numeric_limits<double>::infinity();
@@ -92,7 +94,8 @@ class RodContact {
   void linearise_rows(std::vector<RodContactRow>& rows, const VecX& x, const VecX* v_lin, double h) const;
   /// Gaps at x of every pair near each other there whose axes are apart (overlapping pairs
   /// included, with their negative gaps): the stats of the constraints method, which has no
-  /// pairs() of its own. Leaves pairs() as it is.
+  /// pairs() of its own; `overlapping` counts the pairs overlapping by more than 1% of the
+  /// smaller radius, axes touching included. Leaves pairs() as it is.
   RodContactStats measure_all(const VecX& x) const;
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
