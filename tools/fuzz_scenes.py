@@ -558,7 +558,30 @@ def make_rod_contact(seed, index, scene):
             if rng.random() < 0.7:
                 settings[key] = make()
         scene["rod_contact"] = settings
+    make_rod_contact_method(seed, index, scene)
     return False
+
+
+# `rod_contact.method` (docs/scene-format.md): the two methods, and values refused at
+# /rod_contact/method.
+BAD_ROD_CONTACT_METHODS = ["constraint", "Barrier", "", " barrier", 1, None, True, ["constraints"], {}]
+
+
+def make_rod_contact_method(seed, index, scene):
+    """Sets `rod_contact.method` in a third of the valid scenes whose `rod_contact` is an object,
+    and a bad method in a few, from a stream of its own: every case drawn before the key was
+    fuzzed stays what it was."""
+    settings = scene.get("rod_contact")
+    if not isinstance(settings, dict):
+        return
+    rng = random.Random(f"bristle-fuzz-rod-contact-method:{seed}:{index}")
+    draw = rng.random()
+    if draw < 0.25:
+        settings["method"] = "constraints"
+    elif draw < 0.33:
+        settings["method"] = "barrier"
+    elif draw < 0.36:
+        settings["method"] = rng.choice(BAD_ROD_CONTACT_METHODS)
 
 
 def make_case(seed, index):
@@ -567,6 +590,8 @@ def make_case(seed, index):
     scene, work = make_valid_scene(rng, index)
     bad_rod_contact = make_rod_contact(seed, index, scene)
     rod_contact = scene.get("rod_contact", False)
+    if isinstance(rod_contact, dict) and "method" in rod_contact and rod_contact["method"] not in ("barrier", "constraints"):
+        bad_rod_contact = True
     if rod_contact is True or (isinstance(rod_contact, dict) and rod_contact.get("enabled") is True):
         work *= 4  # room for the contact search and a shorter line search, once they run
     text = json.dumps(scene, indent=1)
