@@ -12,7 +12,7 @@
 /// Ctrl-C (SIGINT) or SIGTERM: each worker runs in its own process group, so a Ctrl-C at the
 /// terminal reaches the parent alone, and the parent passes the signal on to each running
 /// worker exactly once (a second one would end a `bristle run` at once, cli/interrupt.hpp).
-/// Every worker then stops after its step, with a manifest saying "interrupted"; no new
+/// Every worker then stops within its step, with a manifest saying "interrupted"; no new
 /// worker starts; the summary lists those scenes as interrupted and the others as not run,
 /// and the exit code is 128 + the signal (130 for Ctrl-C).
 #include <fcntl.h>
@@ -61,7 +61,7 @@ const char* const kUsage =
     "crashed (the worker was killed by a signal); interrupted, not run (Ctrl-C, below).\n"
     "For batches larger than one machine, see docs/batch.md (GNU parallel and Slurm recipes).\n"
     "\n"
-    "Ctrl-C (SIGINT) or SIGTERM stops every running scene after its step (its manifest says\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops every running scene within its step (its manifest says\n"
     "\"interrupted\"), starts no more, and prints the summary.\n"
     "\n"
     "options:\n"

@@ -327,6 +327,13 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
   const double alpha = model_.damping_mass, beta = model_.damping_stiffness;
   const int n_free = layout.free_dof_count();
   StepReport& report = ctx.report;
+  // Every Newton iteration of every solver assembles first: the one place to stop a step.
+  if (stop_ != nullptr && *stop_ != 0) {
+    report.ok = false;
+    report.interrupted = true;
+    report.failure = "interrupted";
+    return false;
+  }
   if (!ctx.at_start) {
     ctx.linearization_point = x_hat + h * v;
     ctx.x_lin = &ctx.linearization_point;
@@ -1923,7 +1930,8 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
   StepReport report = attempt(state, dt, allow_bdf2);
   // The converged solver takes a step it could not converge (or that would gain energy) again
   // as two backward Euler steps of half the length; a state it cannot start from is final.
-  if (report.ok || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_) return report;
+  if (report.ok || report.interrupted || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_)
+    return report;
   const State saved = state;
   const SystemAssembler::ElementState saved_frames = assembler_.element_state();
   const double t1 = state.time + dt;
@@ -1942,6 +1950,7 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
       total.failure = part.failure;
       total.failed_rod = part.failed_rod;
       total.failed_vertex = part.failed_vertex;
+      total.interrupted = part.interrupted;
       total.energies = energies(state);
       history_ = false;
       return total;

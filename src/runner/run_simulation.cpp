@@ -240,6 +240,7 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
   SolverSettings solver = scene.solver;
   solver.step_energies = false;
   ImplicitEuler integrator(model, solver);
+  integrator.set_stop(options.stop);
   FrameStats stats;
 
   // Twist angles are measured from the reference frames the integrator commits step by step.
@@ -265,6 +266,8 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
       const double t0 = state.time;
       handles.prepare_step(model, state, dt);  // fixed-vertex velocities, collider poses at t0 + dt
       StepReport step = integrator.step(state, dt);
+      // A stop raised during the step abandoned it: the run ends where the last step did.
+      if (step.interrupted) return interrupted_run(result, stopped_here(), writer, start);
       if (!step.ok) {
         result.outcome = RunOutcome::Failed;
         result.message = "step " + std::to_string(result.steps_taken + 1) + " (t = " + format_time(t0) +

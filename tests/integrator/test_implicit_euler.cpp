@@ -403,6 +403,44 @@ TEST_CASE("integrator implicit Euler: the step report") {
   }
 }
 
+TEST_CASE("integrator implicit Euler: a raised stop flag abandons the step under way and leaves no trace") {
+  // bristle run's Ctrl-C (ImplicitEuler::set_stop): the step is abandoned at its next Newton
+  // iteration, not split, with the state as it was; once the flag is lowered the next step is
+  // the one an integrator never stopped takes, bit for bit.
+  const double h = 1.0 / 60.0;
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    Model model = single_rod_model(dimension, clamped_rod(15, 0.5, dimension, make_material(1000.0, 0.005, 1e8)),
+                                   earth_gravity());
+    volatile std::sig_atomic_t stop = 0;
+    ImplicitEuler stopped(model, SolverSettings{});
+    ImplicitEuler never_stopped(model, SolverSettings{});
+    stopped.set_stop(&stop);
+    State state = arc_state(model, 1.0);
+    State reference = state;
+    for (int n = 0; n < 3; ++n) {
+      REQUIRE(stopped.step(state, h).ok);
+      REQUIRE(never_stopped.step(reference, h).ok);
+    }
+    stop = 1;
+    const State before = state;
+    const StepReport report = stopped.step(state, h);
+    CHECK_FALSE(report.ok);
+    CHECK(report.interrupted);
+    CHECK(report.failure == "interrupted");
+    CHECK(report.newton_iterations == 0);
+    CHECK(same_state(state, before));
+    stop = 0;
+    for (int n = 0; n < 3; ++n) {
+      const StepReport resumed = stopped.step(state, h);
+      REQUIRE(resumed.ok);
+      CHECK_FALSE(resumed.interrupted);
+      REQUIRE(never_stopped.step(reference, h).ok);
+      CHECK(same_state(state, reference));
+    }
+  }
+}
+
 TEST_CASE("integrator implicit Euler: a non-finite state is reported with its rod and vertex") {
   // Runs in a child process: should the step ever reach a kernel's assert with a NaN, that
   // aborts the child and fails this test, not the whole test binary.

@@ -51,6 +51,7 @@
 /// in the report and leaves the state as it was.
 
 #include <cmath>
+#include <csignal>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -163,6 +164,9 @@ struct StepReport {
   int contacts_pressed = 0;
   int impulse_sweeps = 0;
   double impulse_residual = 0.0;
+  /// The stop flag (ImplicitEuler::set_stop) was raised during the step: it was abandoned at
+  /// its next Newton iteration, not split; ok is false and the state is as before the step.
+  bool interrupted = false;
 };
 
 /// Everything one step works on: its inputs, the iterate, scratch vectors (kept between steps
@@ -251,6 +255,10 @@ class ImplicitEuler {
   /// rod's block in assembly and keeps its factors reads the matrix only if CG must iterate,
   /// and writes it only then (ImplicitEuler::assemble). Results are the same bit for bit.
   void set_keep_system_matrix(bool keep) { keep_system_matrix_ = keep; }
+  /// A flag that, once non-zero, abandons the step under way at its next Newton iteration
+  /// (StepReport::interrupted): Ctrl-C during a step that takes minutes (a split brush under
+  /// rod contact constraints) stops the run within one iteration, not after the step.
+  void set_stop(const volatile std::sig_atomic_t* stop) { stop_ = stop; }
   /// Assemblies that did not write the matrix, and of those the ones solve() repeated to write
   /// it (CG had to iterate), since construction.
   long unwritten_matrices() const { return unwritten_matrices_; }
@@ -380,6 +388,7 @@ class ImplicitEuler {
   std::vector<char> pair_active_;
   std::vector<std::pair<int, int>> pair_rods_;
   bool keep_system_matrix_ = false;
+  const volatile std::sig_atomic_t* stop_ = nullptr;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
   /// handle's motion, as far as CCD from x0 allows.
