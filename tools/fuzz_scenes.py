@@ -569,8 +569,9 @@ BAD_ROD_CONTACT_METHODS = ["constraint", "Barrier", "", " barrier", 1, None, Tru
 
 def make_rod_contact_method(seed, index, scene):
     """Sets `rod_contact.method` in a third of the valid scenes whose `rod_contact` is an object,
-    and a bad method in a few, from a stream of its own: every case drawn before the key was
-    fuzzed stays what it was."""
+    and a bad method in a few, from a stream of its own: cases without such an object stay what
+    they were before the key was fuzzed; those with one may now carry it (seed 1: 112 of its
+    first 2000 cases, 6 of them now bad)."""
     settings = scene.get("rod_contact")
     if not isinstance(settings, dict):
         return

@@ -2,8 +2,8 @@
 /// Ctrl-C and SIGTERM for the long commands (`bristle run`, `bristle batch`).
 ///
 /// The handler does one thing, async-signal-safe: it stores the signal's number in a
-/// `volatile std::sig_atomic_t`. The work notices it between two steps (RunOptions::stop in
-/// runner/run_simulation.hpp) or between two polls of the workers (batch), stops cleanly and
+/// `volatile std::sig_atomic_t`. The work notices it between two steps and at each Newton
+/// iteration of a step (RunOptions::stop in runner/run_simulation.hpp) or between two polls of the workers (batch), stops cleanly and
 /// says so. The handler is installed with SA_RESETHAND: a second Ctrl-C finds the default
 /// action again and ends the process at once (the frames on disk are still whole, the
 /// manifest still says "running"; docs/output-format.md). SA_RESTART keeps a frame write that

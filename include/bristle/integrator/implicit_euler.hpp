@@ -165,7 +165,8 @@ struct StepReport {
   int impulse_sweeps = 0;
   double impulse_residual = 0.0;
   /// The stop flag (ImplicitEuler::set_stop) was raised during the step: it was abandoned at
-  /// its next Newton iteration, not split; ok is false and the state is as before the step.
+  /// its next Newton iteration, not split; ok is false and the state is as before the step
+  /// (the integrator's own warm starts as set_stop says).
   bool interrupted = false;
 };
 
@@ -257,7 +258,11 @@ class ImplicitEuler {
   void set_keep_system_matrix(bool keep) { keep_system_matrix_ = keep; }
   /// A flag that, once non-zero, abandons the step under way at its next Newton iteration
   /// (StepReport::interrupted): Ctrl-C during a step that takes minutes (a split brush under
-  /// rod contact constraints) stops the run within one iteration, not after the step.
+  /// rod contact constraints) stops the run within one iteration, not after the step. The
+  /// state stays as it was; what the integrator carries between steps is left as by a failed
+  /// step: without contact nothing (the next step is the same bits), with colliders their
+  /// stick-slip states restart, and a stop in a split step's second half keeps the first
+  /// half's warm starts.
   void set_stop(const volatile std::sig_atomic_t* stop) { stop_ = stop; }
   /// Assemblies that did not write the matrix, and of those the ones solve() repeated to write
   /// it (CG had to iterate), since construction.
