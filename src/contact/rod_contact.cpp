@@ -298,19 +298,11 @@ RodContactStats RodContact::measure_all(const VecX& x) const {
   // No pair is left out of the constraints for good, so `overlapping` counts the pairs whose
   // capsules overlap here beyond `bristle check-contact`'s default tolerance (their axes
   // touching included): the ones the step left inside each other.
-  int overlapping = axes_touching;
-  for (const RodContactPair& pair : pairs) {
-    const auto& d = pair.dofs;
-    const double gap =
-        segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance - pair.constants.reach;
-    const double radius = std::min(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius);
-    if (gap < -kReportedOverlap * radius) ++overlapping;
-  }
-  return measure_pairs(x, pairs, overlapping);
+  return measure_pairs(x, pairs, axes_touching, kReportedOverlap);
 }
 
 RodContactStats RodContact::measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs,
-                                          int overlapping) const {
+                                          int overlapping, double overlap_fraction) const {
   RodContactStats stats;
   stats.candidates = static_cast<int>(pairs.size());
   stats.overlapping = overlapping;
@@ -319,9 +311,10 @@ RodContactStats RodContact::measure_pairs(const VecX& x, const std::vector<RodCo
     const double gap =
         segment_distance(point(x, d[0]), point(x, d[1]), point(x, d[2]), point(x, d[3])).distance - pair.constants.reach;
     if (gap < pair.constants.gap_hat) ++stats.pairs;
+    const double radius = std::min(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius);
+    if (overlap_fraction >= 0.0 && gap < -overlap_fraction * radius) ++stats.overlapping;
     if (gap < stats.min_gap) {
       stats.min_gap = gap;
-      const double radius = std::min(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius);
       stats.min_gap_fraction = radius > 0.0 ? gap / radius : stats.min_gap_fraction;
     }
   }

@@ -255,7 +255,8 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
   if (progress) progress(report);
 
   // Where a stop leaves the run: at the last step that finished (one under way is abandoned,
-  // ImplicitEuler::set_stop); the steps since the last frame are dropped (frames are only written at frame times).
+  // ImplicitEuler::set_stop); the steps since the last frame are dropped (frames are only
+  // written at frame times).
   const auto stopped_here = [&]() {
     return "at t = " + format_time(state.time) + " s (step " + std::to_string(result.steps_taken) + " of " +
            std::to_string(report.step_count) + ")";

@@ -3,11 +3,12 @@
 ///
 /// The handler does one thing, async-signal-safe: it stores the signal's number in a
 /// `volatile std::sig_atomic_t`. The work notices it between two steps and at each Newton
-/// iteration of a step (RunOptions::stop in runner/run_simulation.hpp) or between two polls of the workers (batch), stops cleanly and
-/// says so. The handler is installed with SA_RESETHAND: a second Ctrl-C finds the default
-/// action again and ends the process at once (the frames on disk are still whole, the
-/// manifest still says "running"; docs/output-format.md). SA_RESTART keeps a frame write that
-/// the signal lands in from failing with EINTR.
+/// iteration of a step (RunOptions::stop in runner/run_simulation.hpp) or between two polls
+/// of the workers (batch), stops cleanly and says so. The handler is installed with
+/// SA_RESETHAND: a second Ctrl-C finds the default action again and ends the process at once
+/// (the frames on disk are still whole, the manifest still says "running";
+/// docs/output-format.md). SA_RESTART keeps a frame write that the signal lands in from
+/// failing with EINTR.
 ///
 /// A signal that the parent process ignores (a job started with `nohup`, or in the background
 /// of a non-interactive shell, has SIGINT ignored) stays ignored.

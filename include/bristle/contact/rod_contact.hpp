@@ -173,7 +173,10 @@ class RodContact {
   /// x_from are kept; the others are counted in `overlapping`.
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
                double overlap_floor = 1.0) const;
-  RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping) const;
+  /// Stats of `pairs` at x; `overlapping` is carried over, plus, with `overlap_fraction` >= 0,
+  /// the pairs overlapping by more than that fraction of their smaller radius.
+  RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping,
+                                double overlap_fraction = -1.0) const;
   bool excluded(const Segment& a, const Segment& b) const;
 
   static std::uint64_t pair_key(int segment_a, int segment_b) {

@@ -19,8 +19,8 @@
 /// A run can be stopped from outside (Ctrl-C: cli/interrupt.hpp): RunOptions::stop is read
 /// after every step (and before the first), and by the integrator at every Newton iteration
 /// (ImplicitEuler::set_stop). Once it is non-zero the run ends there: a step under way is
-/// abandoned (the state where the last step ended), the steps since the last frame are dropped (no frame is written between
-/// frame times), the manifest lists the frames written and says "interrupted", and the result
+/// abandoned (the state where the last step ended), the steps since the last frame are
+/// dropped (no frame is written between frame times), the manifest lists the frames written and says "interrupted", and the result
 /// says Interrupted. A static scene reads it once, before its solve (which runs to its end).
 ///
 /// A solve that fails leaves frame 0 and the status "failed: static solve ...<why>". An
