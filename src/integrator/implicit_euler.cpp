@@ -1507,13 +1507,17 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
   // reuses the factor while its values stay the same.
   bool solved = true;
   int failed_rod = -1;
+  int failed_pivot = -1;  // within the failed rod's block, where its factorisation failed
   std::vector<int> one_rod(1);
   const RodBlockSolve block_solve = [&](int rod, Eigen::Ref<VecX> segment) {
     const auto [begin, end] = layout.rod_free_range(rod);
     block_rhs_.segment(begin, end - begin) = segment;
     one_rod[0] = rod;
     if (!blocks.solve_blocks(system, one_rod, block_rhs_, block_solution_)) {
-      if (solved) failed_rod = rod;
+      if (solved) {
+        failed_rod = rod;
+        failed_pivot = blocks.failed_pivot(rod);
+      }
       solved = false;
       segment.setZero();  // no response: the solve goes on harmlessly and the step fails after it
       return;
@@ -1530,13 +1534,34 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
   impulse_settings_.nonsmooth_cg = true;
   const CoulombResult result = solve_coulomb(impulse_problem, impulse_settings_, contact_impulses_);
   if (!solved) {
-    report.ok = false;
-    report.failed_rod = failed_rod;
-    report.failure = "rod '" + model_.rods[failed_rod].name +
-                     "': its system block could not be solved on its own for the contact impulses (not positive definite, or "
-                     "coupled to another rod's)";
     report.solve_seconds += seconds_since(start);
-    return false;
+    // The place to name: the DOF whose pivot failed (a vertex, or the twist of the edge after
+    // it), else, for the other reasons solve_blocks lists, the largest correction's vertex.
+    int failed_dof = -1;
+    if (failed_pivot >= 0) {
+      const int free = layout.rod_free_range(failed_rod).first + failed_pivot;
+      const auto [first, last] = layout.rod_dof_range(failed_rod);
+      for (int dof = first; dof < last && failed_dof < 0; ++dof)
+        if (layout.free_index(dof) == free) failed_dof = dof;
+    }
+    std::ostringstream message;
+    if (failed_dof >= 0) {
+      const int vertex = layout.dof_owner(failed_dof).second;
+      const bool twist = failed_dof >= layout.vertex_dof(failed_rod, vertex) + layout.dimension();
+      message << "the system block of rod '" << model_.rods[failed_rod].name
+              << "' is not positive definite to working precision, so the contact impulses cannot be solved rod by "
+                 "rod: its factorisation failed at rod '"
+              << model_.rods[failed_rod].name << "' vertex " << vertex
+              << (twist ? " (the twist of the edge after it)" : "");
+      report.ok = false;
+      report.failure = message.str();
+      report.failed_rod = failed_rod;
+      report.failed_vertex = vertex;
+      return false;
+    }
+    message << "the system block of rod '" << model_.rods[failed_rod].name
+            << "' could not be solved on its own for the contact impulses (coupled to another rod's)";
+    return fail_with_worst_correction(ctx, message);
   }
   report.impulse_sweeps += result.sweeps;
   report.impulse_residual = result.residual;

@@ -75,11 +75,11 @@ template <int W, bool WithRhs, int C = W>
 
 /// `W` is the compile-time half-bandwidth, or 0 for the run-time `w`.
 template <int W, bool WithRhs>
-bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* counts, double* y) {
+int banded_cholesky_impl(double* band, int n, int w, const unsigned char* counts, double* y) {
   if constexpr (W > 0) w = W;
   for (int j = 0; j < n; ++j) {
     double& pivot = band[band_index(j, j, w)];
-    if (!(pivot > 0.0) || !(pivot < std::numeric_limits<double>::infinity())) return false;
+    if (!(pivot > 0.0) || !(pivot < std::numeric_limits<double>::infinity())) return j;
     const double inverse = 1.0 / std::sqrt(pivot);
     pivot = inverse;
     if constexpr (W > 0)
@@ -87,14 +87,15 @@ bool banded_cholesky_impl(double* band, int n, int w, const unsigned char* count
     else
       eliminate_column<0, 0, WithRhs>(band, j, w, counts[j], inverse, y);
   }
-  return true;
+  return -1;
 }
 
 /// Factors the band in place; with y non-null, also overwrites y with the solution z of
-/// L z = y (y is then partly updated if the factorisation fails).
-bool banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
+/// L z = y (y is then partly updated if the factorisation fails). Returns -1, or the column
+/// whose pivot was not positive (0 for a band too wide to factor).
+int banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
   // A guard: analyze_compressed keeps every block's band within kMaxHalfBandwidth.
-  if (w > kMaxHalfBandwidth) return false;
+  if (w > kMaxHalfBandwidth) return 0;
   if (y != nullptr) {
     switch (w) {
       case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
@@ -300,6 +301,7 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
     return block.factored;
   }
   remember_input(block, values);
+  block.failed_pivot = -1;
   block.band.resize(band_length(block.size, w));
   double* band = block.band.data();
   // The block's lower triangle into band storage; with `compensated`, the magnitudes of the
@@ -319,13 +321,15 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
     }
   };
   fill(false);
-  block.factored = banded_cholesky(band, block.size, w, block.column_counts.data());
+  block.failed_pivot = banded_cholesky(band, block.size, w, block.column_counts.data());
+  block.factored = block.failed_pivot < 0;
   // Left out of the band, part of a stiff pair's entries can leave it indefinite: then the
   // band with their magnitudes on its diagonal, positive definite whenever the block is
   // (diag(|E|) - E is diagonally dominant). Not always: it is a looser preconditioner.
   if (!block.factored && !block.dropped.empty()) {
     fill(true);
-    block.factored = banded_cholesky(band, block.size, w, block.column_counts.data());
+    block.failed_pivot = banded_cholesky(band, block.size, w, block.column_counts.data());
+    block.factored = block.failed_pivot < 0;
   }
   block.factor_matches_input = true;
   block.input_factored = block.factored;
@@ -349,7 +353,8 @@ bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, 
     factor = block.band.data();
   }
   // The forward substitution runs inside the factorisation (banded_cholesky).
-  if (!banded_cholesky(factor, block.size, block.half_bandwidth, block.column_counts.data(), x)) return false;
+  block.failed_pivot = banded_cholesky(factor, block.size, block.half_bandwidth, block.column_counts.data(), x);
+  if (block.failed_pivot >= 0) return false;
   banded_solve(factor, block.size, block.half_bandwidth, x, true);
   if (keep_factor && !keep_lower) {
     block.band.resize(length);
@@ -385,6 +390,7 @@ bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vect
     const int b = blocks[k];
     Block& block = factors_[b];
     if (block.size <= 0) continue;
+    if (!block.dropped.empty()) block.failed_pivot = -1;  // not a pivot's failure
     if (!block.dropped.empty() || !factorize_block(b, values)) {
       exact = false;
       continue;

@@ -140,6 +140,9 @@ class RodBlockPreconditioner {
   /// are set, a listed block has entries left out of its band, or is not positive definite. Not a preconditioner application (not a CG iteration);
   /// compute() must come before the next solve().
   bool solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs, VecX& x);
+  /// Where block b's last factorisation failed: the column, within the block, whose pivot was
+  /// not positive; -1 if it succeeded or failed for another reason (solve_blocks' list).
+  int failed_pivot(int b) const { return factors_[b].factored ? -1 : factors_[b].failed_pivot; }
 
   template <typename Rhs>
   VecX solve(const Eigen::MatrixBase<Rhs>& b) const {
@@ -201,6 +204,8 @@ class RodBlockPreconditioner {
     std::vector<double> factored_from;
     bool factor_matches_input = false;
     bool input_factored = false;
+    /// The column (within the block) whose pivot failed in its last factorisation, or -1.
+    int failed_pivot = -1;
   };
   /// Whether the block's entries in `values` have the bits the block was last factored from.
   static bool same_bits_as_factored(const Block& block, const double* values);
