@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "bristle/scene/scene_blocks.hpp"
 
@@ -87,6 +88,39 @@ void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, co
     load_energy -= load.force.head(model.dimension).dot(rod.initial_positions[static_cast<std::size_t>(load.vertex)].head(model.dimension));
     if (!std::isfinite(load_energy))
       source.fail(pointer_append("/loads", k), "the work of this load (force x position) overflows a double");
+  }
+}
+
+void check_handles_finite(const Model& model, const std::vector<Handle>& handles, const JsonSource& source) {
+  // A run starts with each handle's rods and colliders placed at its pose at t = 0 and moves
+  // them by its keys: a pivot far from a rotated rod (1e308 m) puts them at positions that
+  // overflow, which frame 0 could not hold. The poses at t = 0 and at every key are checked.
+  for (std::size_t h = 0; h < handles.size(); ++h) {
+    const Handle& handle = handles[h];
+    std::vector<double> times{0.0};
+    for (const HandleKey& key : handle.keys) times.push_back(key.time);
+    for (const double time : times) {
+      const RigidTransform pose = handle.pose(time);
+      const std::string when = " at t = " + number_text(time) + " s (its pivot, rotation and translation together overflow a double)";
+      for (const std::string& name : handle.rods) {
+        const int r = model.rod_index(name);
+        if (r < 0) continue;
+        const Rod& rod = model.rods[static_cast<std::size_t>(r)];
+        for (int i = 0; i < rod.vertex_count(); ++i)
+          if (!pose.apply(rod.initial_positions[static_cast<std::size_t>(i)]).allFinite())
+            source.fail(pointer_append("/handles", h), "this handle moves " + vertex_text(rod, i) +
+                                                           " to a non-finite position" + when);
+      }
+      for (std::size_t c = 0; c < model.colliders.size(); ++c) {
+        if (model.colliders[c].handle != handle.name) continue;
+        const Collider moved = transform_collider(model.colliders[c], pose);
+        const bool finite = moved.point.allFinite() && moved.normal.allFinite() && moved.center.allFinite() &&
+                            moved.a.allFinite() && moved.b.allFinite() && moved.rotation.allFinite();
+        if (!finite)
+          source.fail(pointer_append("/handles", h),
+                      "this handle moves collider " + std::to_string(c) + " to a non-finite pose" + when);
+      }
+    }
   }
 }
 
