@@ -1545,23 +1545,30 @@ bool ImplicitEuler::apply_contact_constraints(StepContext& ctx) {
         if (layout.free_index(dof) == free) failed_dof = dof;
     }
     std::ostringstream message;
+    int vertex = -1;
     if (failed_dof >= 0) {
-      const int vertex = layout.dof_owner(failed_dof).second;
+      vertex = layout.dof_owner(failed_dof).second;
       const bool twist = failed_dof >= layout.vertex_dof(failed_rod, vertex) + layout.dimension();
       message << "the system block of rod '" << model_.rods[failed_rod].name
-              << "' is not positive definite to working precision, so the contact impulses cannot be solved rod by "
-                 "rod: its factorisation failed at rod '"
+              << "' is not positive definite (or not finite) to working precision, so the contact impulses cannot be "
+                 "solved rod by rod: its factorisation failed at rod '"
               << model_.rods[failed_rod].name << "' vertex " << vertex
               << (twist ? " (the twist of the edge after it)" : "");
-      report.ok = false;
-      report.failure = message.str();
-      report.failed_rod = failed_rod;
-      report.failed_vertex = vertex;
-      return false;
+    } else {
+      // Not a pivot's failure (an entry outside the rod's band, or coupled rods): the rod's
+      // first free vertex stands for it.
+      for (int v = 0; v < model_.rods[failed_rod].vertex_count() && vertex < 0; ++v)
+        if (layout.free_index(layout.vertex_dof(failed_rod, v)) >= 0) vertex = v;
+      message << "the system block of rod '" << model_.rods[failed_rod].name
+              << "' could not be solved on its own for the contact impulses (an entry outside its band, or rods "
+                 "coupled; named at its first free vertex, rod '"
+              << model_.rods[failed_rod].name << "' vertex " << std::max(vertex, 0) << ")";
     }
-    message << "the system block of rod '" << model_.rods[failed_rod].name
-            << "' could not be solved on its own for the contact impulses (coupled to another rod's)";
-    return fail_with_worst_correction(ctx, message);
+    report.ok = false;
+    report.failure = message.str();
+    report.failed_rod = failed_rod;
+    report.failed_vertex = std::max(vertex, 0);
+    return false;
   }
   report.impulse_sweeps += result.sweeps;
   report.impulse_residual = result.residual;

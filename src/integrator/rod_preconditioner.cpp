@@ -92,10 +92,11 @@ int banded_cholesky_impl(double* band, int n, int w, const unsigned char* counts
 
 /// Factors the band in place; with y non-null, also overwrites y with the solution z of
 /// L z = y (y is then partly updated if the factorisation fails). Returns -1, or the column
-/// whose pivot was not positive (0 for a band too wide to factor).
+/// whose pivot was not positive and finite (n for a band too wide to factor).
 int banded_cholesky(double* band, int n, int w, const unsigned char* counts, double* y = nullptr) {
-  // A guard: analyze_compressed keeps every block's band within kMaxHalfBandwidth.
-  if (w > kMaxHalfBandwidth) return 0;
+  // A guard: analyze_compressed keeps every block's band within kMaxHalfBandwidth. Reported
+  // as column n: not a pivot's failure (RodBlockPreconditioner::failed_pivot).
+  if (w > kMaxHalfBandwidth) return n;
   if (y != nullptr) {
     switch (w) {
       case 5: return banded_cholesky_impl<5, true>(band, n, w, counts, y);
@@ -298,6 +299,7 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   // The same input bits make the same factor: keep it.
   if (block.factor_matches_input && same_bits_as_factored(block, values)) {
     block.factored = block.input_factored;
+    block.failed_pivot = block.input_failed_pivot;
     return block.factored;
   }
   remember_input(block, values);
@@ -333,6 +335,7 @@ bool RodBlockPreconditioner::factorize_block(int b, const double* values) {
   }
   block.factor_matches_input = true;
   block.input_factored = block.factored;
+  block.input_failed_pivot = block.failed_pivot;
   return block.factored;
 }
 
@@ -366,6 +369,7 @@ bool RodBlockPreconditioner::solve_block_in_place(int b, const BandView& lower, 
 
 bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs,
                                           VecX& x) {
+  pivots_reported_ = false;
   if (!group_blocks_.empty()) return false;
   const int n = static_cast<int>(m.cols());
   const int* outer = m.outerIndexPtr();
@@ -375,6 +379,10 @@ bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vect
     analyze_compressed(n, outer, inner);
   // DOFs no block solves, or entries that couple blocks (the caller's promise broken): not exact.
   if (!outside_blocks_.empty() || entries_between_blocks_) return false;
+  // From here a failure is a listed block's own: its pivot's, or entries left out of its band
+  // (no pivot to report).
+  for (const int b : blocks) factors_[b].failed_pivot = -1;
+  pivots_reported_ = true;
   // The kept factors are now those of other values: the next factorize() compares bits.
   solved_in_place_ = false;
   factors_kept_ = false;
@@ -390,7 +398,6 @@ bool RodBlockPreconditioner::solve_blocks(const SparseMatrix& m, const std::vect
     const int b = blocks[k];
     Block& block = factors_[b];
     if (block.size <= 0) continue;
-    if (!block.dropped.empty()) block.failed_pivot = -1;  // not a pivot's failure
     if (!block.dropped.empty() || !factorize_block(b, values)) {
       exact = false;
       continue;

@@ -91,36 +91,79 @@ void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, co
   }
 }
 
-void check_handles_finite(const Model& model, const std::vector<Handle>& handles, const JsonSource& source) {
-  // A run starts with each handle's rods and colliders placed at its pose at t = 0 and moves
-  // them by its keys: a pivot far from a rotated rod (1e308 m) puts them at positions that
-  // overflow, which frame 0 could not hold. The poses at t = 0 and at every key are checked.
+void check_handles_finite(const Model& model, const std::vector<Handle>& handles, double duration,
+                          const JsonSource& source) {
+  // A dynamic run starts with each handle's rods and colliders placed at its pose at t = 0 and
+  // moves them by its keys until `duration`: a pivot far from a rotated rod (1e308 m) puts them
+  // at positions that overflow, which frame 0 could not hold; a translation of 1e300 m leaves
+  // them finite but rounds their edges to nothing, or makes the weights' or loads' work at
+  // frame 0 overflow. Checked: the poses at t = 0, at the keys within the run and at its end;
+  // at t = 0 also the placed edges and the gravity and load energies.
+  const int dimension = model.dimension;
+  std::vector<std::vector<Vec3>> placed(model.rods.size());
+  for (std::size_t r = 0; r < model.rods.size(); ++r) placed[r] = model.rods[r].initial_positions;
+  std::vector<int> rod_handle(model.rods.size(), -1);
   for (std::size_t h = 0; h < handles.size(); ++h) {
     const Handle& handle = handles[h];
-    std::vector<double> times{0.0};
-    for (const HandleKey& key : handle.keys) times.push_back(key.time);
+    const std::string entry = pointer_append("/handles", h);
+    std::vector<double> times{0.0, duration};
+    for (const HandleKey& key : handle.keys)
+      if (key.time > 0.0 && key.time < duration) times.push_back(key.time);
     for (const double time : times) {
       const RigidTransform pose = handle.pose(time);
-      const std::string when = " at t = " + number_text(time) + " s (its pivot, rotation and translation together overflow a double)";
+      const std::string when =
+          " at t = " + number_text(time) + " s (its pivot, rotation and translation together overflow a double)";
       for (const std::string& name : handle.rods) {
         const int r = model.rod_index(name);
         if (r < 0) continue;
         const Rod& rod = model.rods[static_cast<std::size_t>(r)];
-        for (int i = 0; i < rod.vertex_count(); ++i)
-          if (!pose.apply(rod.initial_positions[static_cast<std::size_t>(i)]).allFinite())
-            source.fail(pointer_append("/handles", h), "this handle moves " + vertex_text(rod, i) +
-                                                           " to a non-finite position" + when);
+        for (int i = 0; i < rod.vertex_count(); ++i) {
+          const Vec3 x = pose.apply(rod.initial_positions[static_cast<std::size_t>(i)]);
+          if (!x.allFinite())
+            source.fail(entry, "this handle moves " + vertex_text(rod, i) + " to a non-finite position" + when);
+          if (time == 0.0) placed[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = x;
+        }
+        if (time == 0.0) rod_handle[static_cast<std::size_t>(r)] = static_cast<int>(h);
       }
       for (std::size_t c = 0; c < model.colliders.size(); ++c) {
         if (model.colliders[c].handle != handle.name) continue;
         const Collider moved = transform_collider(model.colliders[c], pose);
         const bool finite = moved.point.allFinite() && moved.normal.allFinite() && moved.center.allFinite() &&
                             moved.a.allFinite() && moved.b.allFinite() && moved.rotation.allFinite();
-        if (!finite)
-          source.fail(pointer_append("/handles", h),
-                      "this handle moves collider " + std::to_string(c) + " to a non-finite pose" + when);
+        if (!finite) source.fail(entry, "this handle moves collider " + std::to_string(c) + " to a non-finite pose" + when);
       }
     }
+  }
+  // Frame 0 as placed: every handled edge keeps a length, and the energies frame 0 reports
+  // stay finite (check_model_finite computed them at rest).
+  double gravity_energy = 0.0;
+  for (std::size_t r = 0; r < model.rods.size(); ++r) {
+    const Rod& rod = model.rods[r];
+    const int h = rod_handle[r];
+    const std::string where = h >= 0 ? pointer_append("/handles", static_cast<std::size_t>(h)) : "/gravity";
+    for (int j = 0; h >= 0 && j < rod.edge_count(); ++j) {
+      const Vec3 edge = placed[r][static_cast<std::size_t>(j) + 1] - placed[r][static_cast<std::size_t>(j)];
+      if (!(edge.head(dimension).norm() > 0.0))
+        source.fail(where, "this handle places rod " + quoted_text(rod.name) + " so far away that its edge " +
+                               std::to_string(j) + " rounds to zero length at t = 0");
+    }
+    for (int i = 0; i < rod.vertex_count(); ++i) {
+      gravity_energy -= rod.vertex_mass(i) * model.gravity.head(dimension).dot(placed[r][static_cast<std::size_t>(i)].head(dimension));
+      if (!std::isfinite(gravity_energy))
+        source.fail(where, "the gravitational energy at t = 0 overflows a double at " + vertex_text(rod, i) +
+                               " where a handle places it (mass x gravity x height)");
+    }
+  }
+  double load_energy = 0.0;
+  for (std::size_t k = 0; k < model.loads.size(); ++k) {
+    const PointLoad& load = model.loads[k];
+    const std::size_t r = static_cast<std::size_t>(load.rod);
+    load_energy -= load.force.head(dimension).dot(placed[r][static_cast<std::size_t>(load.vertex)].head(dimension));
+    if (!std::isfinite(load_energy))
+      source.fail(rod_handle[r] >= 0 ? pointer_append("/handles", static_cast<std::size_t>(rod_handle[r]))
+                                     : pointer_append("/loads", k),
+                  "the work of load " + std::to_string(k) +
+                      " (force x position) overflows a double at t = 0, where a handle places its vertex");
   }
 }
 

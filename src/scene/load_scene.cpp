@@ -144,7 +144,7 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   auto handles = read_handles(root.find_or_empty_array("handles"), model);
   scene.handles = std::move(handles.value);
   out["handles"] = std::move(handles.expanded);
-  check_handles_finite(model, scene.handles, root_value.source());
+  if (scene.mode == SolverMode::Dynamic) check_handles_finite(model, scene.handles, scene.time.duration, root_value.source());
 
   // Drawing settings for `bristle render`; recorded only when given, so scenes without the
   // block keep the manifest they always had.

@@ -140,9 +140,14 @@ class RodBlockPreconditioner {
   /// are set, a listed block has entries left out of its band, or is not positive definite. Not a preconditioner application (not a CG iteration);
   /// compute() must come before the next solve().
   bool solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs, VecX& x);
-  /// Where block b's last factorisation failed: the column, within the block, whose pivot was
-  /// not positive; -1 if it succeeded or failed for another reason (solve_blocks' list).
-  int failed_pivot(int b) const { return factors_[b].factored ? -1 : factors_[b].failed_pivot; }
+  /// After solve_blocks returned false: where block b's factorisation failed, the column
+  /// within the block whose pivot was not positive and finite; -1 if it was factored or failed
+  /// for another reason (solve_blocks' list).
+  int failed_pivot(int b) const {
+    if (!pivots_reported_) return -1;
+    const Block& block = factors_[b];
+    return block.factored || block.failed_pivot >= block.size ? -1 : block.failed_pivot;
+  }
 
   template <typename Rhs>
   VecX solve(const Eigen::MatrixBase<Rhs>& b) const {
@@ -204,9 +209,12 @@ class RodBlockPreconditioner {
     std::vector<double> factored_from;
     bool factor_matches_input = false;
     bool input_factored = false;
-    /// The column (within the block) whose pivot failed in its last factorisation, or -1.
+    /// The column (within the block) whose pivot failed in its last factorisation, or -1; and
+    /// that of the factorisation of `factored_from` (restored with input_factored).
     int failed_pivot = -1;
+    int input_failed_pivot = -1;
   };
+  bool pivots_reported_ = false;  // the last solve_blocks reached its blocks' factorisations
   /// Whether the block's entries in `values` have the bits the block was last factored from.
   static bool same_bits_as_factored(const Block& block, const double* values);
   /// Keeps the block's entries of `values` as the input of the factorisation that follows.

@@ -73,10 +73,13 @@ struct RodSpec {
 /// gravity, or the load. `rods` are the specs the model's rods were made from, in order.
 void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, const JsonSource& source);
 
-/// Refuses handles whose pose at t = 0 or at a key puts one of their rods' vertices or one of
-/// their colliders at a non-finite position (finite numbers that overflow together: a pivot
-/// of -1.8e308 with a rotation). The error names the handle's entry.
-void check_handles_finite(const Model& model, const std::vector<Handle>& handles, const JsonSource& source);
+/// Refuses handles whose pose at t = 0, at a key within the run or at its end puts one of
+/// their rods' vertices or one of their colliders at a non-finite position (finite numbers that
+/// overflow together: a pivot of -1.7e308 with a quarter turn), or that place a rod at t = 0
+/// where its edges round to zero length or frame 0's gravity or load energy overflows. The error
+/// names the handle's entry. For dynamic runs (a static solve ignores handles).
+void check_handles_finite(const Model& model, const std::vector<Handle>& handles, double duration,
+                          const JsonSource& source);
 
 /// `rods`: every entry validated, generators expanded (a brush entry becomes many rods),
 /// names unique. `expanded` lists every resulting rod with explicit vertices.
