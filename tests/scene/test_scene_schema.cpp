@@ -123,6 +123,7 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"61_brush_too_dense", "tilted bristles that cannot be drawn clear of each other: geometry"},
     {"62_brush_check_unbounded", "bristles too long and tilted to check for overlaps in bounded time: geometry"},
     {"86_handle_pivot_overflows", "a handle's pose moves its rod's vertices beyond a double (pivot x rotation): arithmetic"},
+    {"87_handle_places_rod_beyond_precision", "a handle places its rod where its edges round to zero length: arithmetic"},
     {"79_brush_curl_spacing_overlap",
      "spacing below twice the material's radius plus twice the largest coil radius: a relation of three values"},
     {"71_ribbon_without_twist_in_3d",
