@@ -221,7 +221,17 @@ RTCScene RayScene::Impl::build(const CurveSet* flat_curves) const {
 
 std::int64_t RayScene::cell_key(const Vec3& p) const {
   // 21 bits per axis, wrapping: distant cells may share a key, which only adds candidates.
-  const auto c = [&](double x) { return static_cast<std::int64_t>(std::floor(x / cell_)) & 0x1fffff; };
+  // The index is wrapped in floating point before the cast: a rod placed 1e29 m away has cell
+  // indices beyond any integer type (a cast would be undefined); fmod is exact, and for
+  // indices an int64 holds it gives the same bits as the integer mask.
+  const auto c = [&](double x) {
+    constexpr double kWrap = 2097152.0;  // 2^21
+    const double index = std::floor(x / cell_);
+    if (!std::isfinite(index)) return std::int64_t{0};
+    double wrapped = std::fmod(index, kWrap);
+    if (wrapped < 0.0) wrapped += kWrap;
+    return static_cast<std::int64_t>(wrapped) & 0x1fffff;
+  };
   return (c(p.x()) << 42) | (c(p.y()) << 21) | c(p.z());
 }
 
@@ -248,10 +258,14 @@ void RayScene::commit(double contact_reach) {
       if (!(n.prod() <= 512.0)) continue;
       const Vec3 first = (lo / cell_).array().floor();
       const Vec3 last = (hi / cell_).array().floor();
-      for (double x = first.x(); x <= last.x(); x += 1.0)
-        for (double y = first.y(); y <= last.y(); y += 1.0)
-          for (double z = first.z(); z <= last.z(); z += 1.0)
-            grid_.emplace_back(cell_key(Vec3((x + 0.5) * cell_, (y + 0.5) * cell_, (z + 0.5) * cell_)),
+      // Counted in steps from the first cell, at most n per axis: far from the origin (a rod
+      // placed 1e29 m away) adding 1 to a cell index changes nothing, and a loop on the index
+      // itself would never end.
+      for (double i = 0.0; i < n.x() && first.x() + i <= last.x(); i += 1.0)
+        for (double j = 0.0; j < n.y() && first.y() + j <= last.y(); j += 1.0)
+          for (double k = 0.0; k < n.z() && first.z() + k <= last.z(); k += 1.0)
+            grid_.emplace_back(cell_key(Vec3((first.x() + i + 0.5) * cell_, (first.y() + j + 0.5) * cell_,
+                                             (first.z() + k + 0.5) * cell_)),
                                static_cast<int>(s));
     }
     std::sort(grid_.begin(), grid_.end());
