@@ -993,6 +993,14 @@ void ContactSolver::report(const VecX& x1, double h, ContactReport& out) const {
   });
 }
 
+void ContactSolver::max_penetration_fraction_by_rod(const VecX& x, std::vector<double>& per_rod) const {
+  per_rod.assign(model_.layout.rod_count(), -std::numeric_limits<double>::infinity());
+  for_each_vertex_depth(x, [&](int gv, double depth) {
+    double& deepest = per_rod[model_.layout.vertex_rod(gv)];
+    deepest = std::max(deepest, depth / vertex_radius_[gv]);
+  });
+}
+
 double ContactSolver::max_penetration_fraction(const VecX& x) const {
   double deepest = -std::numeric_limits<double>::infinity();
   for_each_vertex_depth(x, [&](int gv, double depth) { deepest = std::max(deepest, depth / vertex_radius_[gv]); });

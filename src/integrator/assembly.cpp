@@ -287,6 +287,33 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
   return sum_rod_energies(x, time);
 }
 
+void SystemAssembler::rod_potentials(const VecX& x, double time, std::vector<double>& per_rod) const {
+  assert(!has_coupling());
+  const int rods = static_cast<int>(model_.rods.size());
+  if (model_.dimension == 2) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r) rod_energies<2>(r, x);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (int r = 0; r < rods; ++r) rod_energies<3>(r, x);
+  }
+  per_rod.assign(rods, 0.0);
+  const int D = model_.dimension;
+  for (int r = 0; r < rods; ++r) {
+    double sum = 0.0;
+    for_each_term([&](const auto& table) {
+      for (const double part : table.last_rod_energy_parts(r)) sum += part;
+    });
+    const auto [begin, end] = model_.layout.rod_dof_range(r);
+    sum -= gravity_force_.segment(begin, end - begin).dot(x.segment(begin, end - begin));
+    for (int k = rod_loads_[r]; k < rod_loads_[r + 1]; ++k) {
+      const PointLoad& load = model_.loads[loads_by_rod_[k]];
+      sum -= load.force_at(time).head(D).dot(x.segment(model_.layout.vertex_dof(load.rod, load.vertex), D));
+    }
+    per_rod[r] = sum;
+  }
+}
+
 template <int D>
 void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, const LocalRequest& request,
                                    double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, double* band) {

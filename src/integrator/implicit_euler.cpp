@@ -1,6 +1,7 @@
 #include "bristle/integrator/implicit_euler.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -62,6 +63,7 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.newton_iterations += part.newton_iterations;
   total.line_search_halvings += part.line_search_halvings;
   total.line_search_failures += part.line_search_failures;
+  total.strain_stalled_rods += part.strain_stalled_rods;
   total.length_correction_iterations = std::max(total.length_correction_iterations, part.length_correction_iterations);
   total.uncorrected_rods = std::max(total.uncorrected_rods, part.uncorrected_rods);
   total.correction = part.correction;
@@ -116,7 +118,7 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
     if (layout.free_index(dof) < 0) fixed_dofs_.push_back(dof);
   // The convergence test's length scale per DOF, and the energy allowance's scale.
   dof_length_ = VecX::Zero(layout.dof_count());
-  const double g = model.gravity.head(model.dimension).norm();
+  const double g = gravity_magnitude(model);
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
     const Rod& rod = model.rods[r];
     const double length = rod.rest_length();
@@ -785,7 +787,7 @@ void ImplicitEuler::lag_friction(StepContext& ctx) {
   // rebuilds); those within g^ get an element. Sorted pairs, serial loop: the same elements
   // in the same order for every thread count.
   const VecX& x0 = *ctx.x0;
-  const double acceleration = std::max(model_.gravity.head(model_.dimension).norm(), kMinimumAcceleration);
+  const double acceleration = std::max(gravity_magnitude(model_), kMinimumAcceleration);
   const double slip = kStickingSpeedFraction * acceleration * ctx.h * ctx.h;  // e = eps_v h
   const std::vector<RodContactPair>& pairs = rod_contact_.find_pairs(x0, x0);
   if (model_.dimension == 2)
@@ -1317,7 +1319,7 @@ bool ImplicitEuler::newton_iteration(StepContext& ctx) {
 
 bool ImplicitEuler::run_fixed(StepContext& ctx) {
   const int iterations = std::max(1, settings_.newton_iterations);
-  const double gravity_speed = model_.gravity.head(model_.dimension).norm() * ctx.h;
+  const double gravity_speed = gravity_magnitude(model_) * ctx.h;
   for (ctx.iteration = 0; ctx.iteration < iterations; ++ctx.iteration) {
     ctx.at_start = ctx.iteration == 0 && !ctx.from_guess && !barrier_;
     if (!newton_iteration(ctx)) return false;
@@ -1783,39 +1785,62 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   // the trust bound: the largest of kContactStrainTrust, the previous iterate's largest strain
   // (with kContactStrainSlack, so that a step along which that edge stretches a little further
   // still moves), and twice the step start's (a rod stretched at the start may stretch
-  // further; the first solve, not limited, may stretch it). Where even the last halving does
-  // not pass, nothing of the step is taken and the caller ends the step as stalled
-  // (keep_best_contact_iterate): a next iteration would repeat the same direction.
+  // further; the first solve, not limited, may stretch it).
+  //
+  // Rod by rod: this path has no coupling between rods (rod contact by the barrier, the only
+  // source of coupling elements, takes the line search instead), so each rod's Newton step is
+  // its own, and each is limited by its own edges. One bristle's wild step then shortens that
+  // bristle's step only; limited as a whole, it held back every other bristle of a brush
+  // (docs/contact.md, "One bristle at a time": the 1000-bristle benchmark's unconverged steps
+  // 31 -> 15). A rod that even 1/1024 of its step strains past its bound takes none of it
+  // (counted in strain_stalled_rods); where no rod moves, the caller ends the step as stalled
+  // (keep_best_contact_iterate): a next iteration would repeat the same directions.
   // The iterate stays where the next solve can restore the constraints: on a plane a part of
   // the step keeps every vertex out (the constraint is linear in x, and both ends satisfy
   // it); on a curved collider the chord may dip in by a fraction of the step, which the next
   // iteration's constraints, or keep_best_contact_iterate's depth test, take back.
+  assert(!coupled_);
+  const DofLayout& layout = model_.layout;
   const VecX& x_hat = *ctx.x_hat;
   const double h = ctx.h;
   const int n = static_cast<int>(x_hat.size());
   const int threads = settings_.threads;
-  const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain(model_, ctx.x1, threads),
-                                   2.0 * largest_edge_strain(model_, *ctx.x0, threads)});
-  double s = 1.0;
-  bool passed = false;
+  const int rod_count = layout.rod_count();
   ctx.trial_x.resize(n);
-  for (int halving = 0; halving <= kContactStrainHalvings; ++halving) {  // s = 1, 1/2, ..., 2^-halvings
-    if (halving > 0) {
+  double shortest = 1.0;
+  int most_halvings = 0, stalled = 0;
+  // Each rod writes its own entries of v and trial_x: the same bits on any number of threads.
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && n > kParallelDofs) reduction(min : shortest) reduction(max : most_halvings) reduction(+ : stalled)
+  for (int r = 0; r < rod_count; ++r) {
+    const auto [begin, end] = layout.rod_dof_range(r);
+    const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain_of_rod(model_, ctx.x1, r),
+                                     2.0 * largest_edge_strain_of_rod(model_, *ctx.x0, r)});
+    double s = 1.0;
+    bool passed = false;
+    int halvings = 0;
+    for (;; ++halvings) {  // s = 1, 1/2, ..., 2^-kContactStrainHalvings
+      for (int i = begin; i < end; ++i) ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]);
+      if (largest_edge_strain_of_rod(model_, ctx.trial_x, r) <= allowed) {
+        passed = true;
+        break;
+      }
+      if (halvings == kContactStrainHalvings) break;
       s *= 0.5;
-      ++ctx.report.line_search_halvings;
     }
-    for_each_entry(n, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] - (1.0 - s) * ctx.dv[i]); });
-    if (largest_edge_strain(model_, ctx.trial_x, threads) <= allowed) {
-      passed = true;
-      break;
+    if (!passed) {
+      s = 0.0;
+      ++stalled;
     }
+    if (s < 1.0)
+      for (int i = begin; i < end; ++i) ctx.v[i] -= (1.0 - s) * ctx.dv[i];
+    shortest = std::min(shortest, s);
+    most_halvings = std::max(most_halvings, halvings);
   }
-  if (!passed) s = 0.0;
-  if (s < 1.0) {
-    for_each_entry(n, settings_.threads, [&](int i) { ctx.v[i] -= (1.0 - s) * ctx.dv[i]; });
-    ctx.step_length = s;
-  }
-  return passed;
+  // The halvings of the rod halved most, as the step's: what halving the whole step took.
+  ctx.report.line_search_halvings += most_halvings;
+  ctx.report.strain_stalled_rods += stalled;
+  if (shortest < 1.0) ctx.step_length = shortest;
+  return stalled < rod_count;
 }
 
 void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
@@ -1833,27 +1858,82 @@ void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
   // so between a sticking and a sliding iterate the ranking leans to the sliding one: a
   // stalled step may end with less friction than the converged one would. docs/contact.md,
   // "A pressed brush under the default solver".
+  //
+  // Rod by rod: nothing couples the rods in this path (limit_contact_step_by_strain), so Phi
+  // and the depth test are sums and maxima over the rods, and each rod keeps its own best
+  // iterate, never above the one iterate lowest in the sum (docs/contact.md, "One bristle at
+  // a time"). An iterate's rod counts only where its positions are finite and no edge of it
+  // has collapsed (its energies are not defined there).
   constexpr double kPenetrationAllowance = 0.01;  // of a vertex's radius
+  assert(!coupled_);
+  const DofLayout& layout = model_.layout;
+  const int rod_count = layout.rod_count();
   const VecX& x_hat = *ctx.x_hat;
-  const VecX& first = ctx.contact_iterates[0];
-  VecX x = x_hat + ctx.h * first;
-  const double allowed_depth = std::max(contact_.max_penetration_fraction(x), 0.0) + kPenetrationAllowance;
-  auto phi = [&](const VecX& v) {
-    x = x_hat + ctx.h * v;
-    if (!x.allFinite() || assembler_.find_collapsed_edge(x) >= 0) return std::numeric_limits<double>::infinity();
-    return phi_quadratic(ctx, v) + assembler_.potential_energies(x, ctx.t1).incremental();
+  const VecX& v_hat = *ctx.v_hat;
+  const double h = ctx.h;
+  const double alpha = model_.damping_mass;
+  VecX x = x_hat + h * ctx.contact_iterates[0];
+  auto rod_defined = [&](int r) {
+    const auto [begin, end] = layout.rod_dof_range(r);
+    if (!x.segment(begin, end - begin).allFinite()) return false;
+    const Rod& rod = model_.rods[r];
+    for (int j = 0; j < rod.edge_count(); ++j)
+      if (!((vertex_position(model_, x, r, j + 1) - vertex_position(model_, x, r, j)).norm() > 0.0)) return false;
+    return true;
   };
-  int best = 0;
-  double best_phi = phi(first);
+  std::vector<double> potential, depth, allowed_depth, best_phi(rod_count), phi_of(rod_count);
+  std::vector<int> best(rod_count, 0);
+  std::vector<char> defined(rod_count);
+  auto rod_phis = [&](const VecX& v) {  // Phi of each rod at v (x already at v's end); +inf where undefined
+    bool all_defined = true;
+    for (int r = 0; r < rod_count; ++r) all_defined = all_defined && (defined[r] = rod_defined(r));
+    // The energies need every edge defined; where one is not, its rod is evaluated at the
+    // step's start instead (committed, so defined), and its Phi is +inf.
+    VecX evaluated;
+    const VecX* at = &x;
+    if (!all_defined) {
+      evaluated = x;
+      for (int r = 0; r < rod_count; ++r)
+        if (!defined[r]) {
+          const auto [begin, end] = layout.rod_dof_range(r);
+          evaluated.segment(begin, end - begin) = ctx.x0->segment(begin, end - begin);
+        }
+      at = &evaluated;
+    }
+    assembler_.rod_potentials(*at, ctx.t1, potential);
+    for (int r = 0; r < rod_count; ++r) {
+      if (!defined[r]) {
+        phi_of[r] = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      const auto [begin, end] = layout.rod_dof_range(r);
+      double kinetic = 0.0;
+      for (int i = begin; i < end; ++i) {
+        const double dv = v[i] - v_hat[i];
+        kinetic += 0.5 * mass_[i] * dv * dv + 0.5 * h * alpha * mass_[i] * v[i] * v[i];
+      }
+      phi_of[r] = kinetic + potential[r];
+    }
+  };
+  contact_.max_penetration_fraction_by_rod(x, allowed_depth);
+  for (double& d : allowed_depth) d = std::max(d, 0.0) + kPenetrationAllowance;
+  rod_phis(ctx.contact_iterates[0]);
+  best_phi = phi_of;
   for (int k = 1; k < ctx.contact_iterate_count; ++k) {
     const VecX& v = ctx.contact_iterates[k];
-    const double value = phi(v);  // leaves x at v's end positions
-    if (value < best_phi && contact_.max_penetration_fraction(x) <= allowed_depth) {
-      best = k;
-      best_phi = value;
-    }
+    x = x_hat + h * v;
+    rod_phis(v);
+    contact_.max_penetration_fraction_by_rod(x, depth);
+    for (int r = 0; r < rod_count; ++r)
+      if (phi_of[r] < best_phi[r] && depth[r] <= allowed_depth[r]) {
+        best[r] = k;
+        best_phi[r] = phi_of[r];
+      }
   }
-  ctx.v = ctx.contact_iterates[best];
+  for (int r = 0; r < rod_count; ++r) {
+    const auto [begin, end] = layout.rod_dof_range(r);
+    ctx.v.segment(begin, end - begin) = ctx.contact_iterates[best[r]].segment(begin, end - begin);
+  }
 }
 
 bool ImplicitEuler::fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const {

@@ -103,13 +103,22 @@ double largest_edge_strain(const Model& model, const VecX& positions, int thread
   const int rod_count = static_cast<int>(model.rods.size());
   constexpr int kParallelDofs = 4096;  // below this, waking other threads costs more than the loop
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(max : largest) if (threads > 1 && positions.size() >= kParallelDofs && rod_count > 1)
-  for (int r = 0; r < rod_count; ++r) {
-    const Rod& rod = model.rods[r];
-    for (int j = 0; j < rod.edge_count(); ++j) {
-      const double length =
-          (vertex_position(model, positions, r, j + 1) - vertex_position(model, positions, r, j)).norm();
-      largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
-    }
+  for (int r = 0; r < rod_count; ++r) largest = std::max(largest, largest_edge_strain_of_rod(model, positions, r));
+  return largest;
+}
+
+double gravity_magnitude(const Model& model) {
+  const auto g = model.gravity.head(model.dimension);
+  const double plain = g.norm();
+  return std::isfinite(plain) ? plain : g.stableNorm();
+}
+
+double largest_edge_strain_of_rod(const Model& model, const VecX& positions, int r) {
+  const Rod& rod = model.rods[r];
+  double largest = 0.0;
+  for (int j = 0; j < rod.edge_count(); ++j) {
+    const double length = (vertex_position(model, positions, r, j + 1) - vertex_position(model, positions, r, j)).norm();
+    largest = std::max(largest, std::abs(length / rod.rest_lengths[j] - 1.0));
   }
   return largest;
 }

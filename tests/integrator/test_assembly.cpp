@@ -178,6 +178,37 @@ TEST_CASE("integrator assembly: whole-rod gradient, stiffness and K w match fini
   }
 }
 
+TEST_CASE("integrator assembly: each rod's share of the potential is its own energies, gravity and loads") {
+  // rod_potentials is what ImplicitEuler::keep_best_contact_iterate ranks each rod's iterates
+  // by: its shares must add up to the whole incremental potential, and each must change with
+  // its own rod's positions only.
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    std::mt19937 rng(5);
+    Model model = random_model(dimension, rng, {0});
+    SystemAssembler assembler(model);
+    const VecX x = perturbed(initial_state(model).positions, 0.05, rng);
+    const double time = 0.7;  // the load on rod "b" is partly ramped in
+    std::vector<double> shares;
+    assembler.rod_potentials(x, time, shares);
+    REQUIRE(shares.size() == 2);
+    const EnergyBreakdown whole = assembler.potential_energies(x, time);
+    CHECK(shares[0] + shares[1] == doctest::Approx(whole.incremental()).epsilon(1e-12));
+    CHECK(whole.load != 0.0);
+    // Moving rod "b" leaves rod "a"'s share as it was, bit for bit, and changes its own by the
+    // change of the whole.
+    VecX moved = x;
+    const auto [begin, end] = model.layout.rod_dof_range(1);
+    for (int i = begin; i < end; ++i) moved[i] += 0.01 * (i - begin + 1);
+    std::vector<double> moved_shares;
+    assembler.rod_potentials(moved, time, moved_shares);
+    CHECK(moved_shares[0] == shares[0]);
+    CHECK(moved_shares[1] - shares[1] ==
+          doctest::Approx(assembler.potential_energies(moved, time).incremental() - whole.incremental()).epsilon(1e-9));
+    CHECK(moved_shares[1] != shares[1]);
+  }
+}
+
 TEST_CASE("integrator assembly: diagonal slots point at the diagonal of the free-free matrix") {
   for (int dimension : {2, 3}) {
     std::mt19937 rng(11);

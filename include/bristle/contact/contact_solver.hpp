@@ -166,6 +166,8 @@ class ContactSolver {
   /// The deepest a free vertex's sphere at positions `x` reaches into a collider of this
   /// step, in its radius (<= 0: none touches). The measure of report()'s penetration.
   double max_penetration_fraction(const VecX& x) const;
+  /// The same, rod by rod (-infinity for a rod with no free vertex), in `per_rod`.
+  void max_penetration_fraction_by_rod(const VecX& x, std::vector<double>& per_rod) const;
 
  private:
   // The stages act on the vertices of the rods `rods` marks (per rod; all of them for

@@ -100,6 +100,12 @@ class SystemAssembler {
   /// Potential energies at positions x; loads evaluated at `time`.
   EnergyBreakdown potential_energies(const VecX& x, double time) const;
 
+  /// Each rod's share of potential_energies(x, time).incremental(): its elements' energies, its
+  /// vertices' gravity and its point loads, in `per_rod` (one entry per rod). Only for a system
+  /// without coupling elements (has_coupling() false), whose incremental potential is the sum of
+  /// these: a coupling element's energy belongs to no one rod.
+  void rod_potentials(const VecX& x, double time, std::vector<double>& per_rod) const;
+
   /// Gradient of the potential energy at x (all DOFs, fixed ones included).
   /// With `matrix_scale` != 0, also overwrites matrix() with matrix_scale * K_ff + diag(d_f),
   /// K the element Hessians after `projection` and d_f the free DOFs' entries of

@@ -137,6 +137,9 @@ struct StepReport {
   /// step halvings in the line search, and of contact steps by the strain limit, all Newton iterations
   int line_search_halvings = 0;
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
+  /// Rods in collider contact whose Newton step the strain limit took nothing of (each left at
+  /// its last iterate for that iteration), summed over the Newton iterations
+  int strain_stalled_rods = 0;
   int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
   int substeps = 1;          ///< steps actually taken: > 1 when the step was split

@@ -147,4 +147,11 @@ Vec3 vertex_position(const Model& model, const VecX& positions, int rod, int ver
 /// on `threads` threads (the same value on any number).
 double largest_edge_strain(const Model& model, const VecX& positions, int threads = 1);
 
+/// |g| [m/s^2]: norm() where that is finite (the bits every scene has had), stableNorm() where
+/// it overflows (a gravity of [1e300, 1e300, 1e300] has a finite length).
+double gravity_magnitude(const Model& model);
+
+/// The largest strain |l / L - 1| of rod `rod`'s edges at `positions`.
+double largest_edge_strain_of_rod(const Model& model, const VecX& positions, int rod);
+
 }  // namespace bristle
