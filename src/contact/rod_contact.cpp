@@ -29,10 +29,16 @@ constexpr double kHalfGapSlope = 1.1931471805599453;
 
 }  // namespace
 
+double rod_contact_weight_stiffness(double mean_mass, double gravity, double reach) {
+  // The same operations, in the same order, as the pairs always took: the same bits.
+  const double gap_hat = kContactGapFraction * reach;
+  return mean_mass * std::max(gravity, kMinimumAcceleration) / (kHalfGapSlope * gap_hat);
+}
+
 RodContact::RodContact(const Model& model, const VecX& masses)
     : enabled_(model.rod_contact.enabled), self_(model.rod_contact.self), friction_(model.rod_contact.friction),
       dimension_(model.dimension),
-      gravity_(model.gravity.head(model.dimension).norm()) {
+      gravity_(gravity_magnitude(model)) {
   if (!enabled_) return;
   const DofLayout& layout = model.layout;
   for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
@@ -104,7 +110,6 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   }
   const auto candidates = overlapping_box_pairs(
       boxes, [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_);
-  const double acceleration = std::max(gravity_, kMinimumAcceleration);
   for (const auto& [i, j] : candidates) {
     const Segment& a = segments_[i];
     const Segment& b = segments_[j];
@@ -124,8 +129,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     pair.constants.gap_hat = kContactGapFraction * reach;
     // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
     // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
-    const double mean_mass = 0.25 * (a.mass + b.mass);
-    pair.constants.stiffness = mean_mass * acceleration / (kHalfGapSlope * pair.constants.gap_hat);
+    pair.constants.stiffness = rod_contact_weight_stiffness(0.25 * (a.mass + b.mass), gravity_, reach);
     if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
       pair.constants.force = found->second.force;
       pair.constants.stiffness = std::max(pair.constants.stiffness,

@@ -3,10 +3,13 @@
 // energies it cannot represent and fail at step 1; the scene is refused here instead, at the
 // key responsible.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "bristle/contact/rod_contact.hpp"
 #include "bristle/scene/scene_blocks.hpp"
 
 namespace bristle {
@@ -76,6 +79,37 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
 }
 
 }  // namespace
+
+// The rod-contact barrier's stiffness is sized to the weight of a pair's vertices over its gap
+// (rod_contact_weight_stiffness): a density or gravity near the top of the doubles, or a very
+// thin rod, makes it, or the barrier's energy over the gap, overflow, and frame 0's contact
+// energy could not be held. Bounded by each rod's heaviest segment against the scene's
+// heaviest, over the gap of its radius plus the scene's smallest; the barrier's energy near a
+// touching pair, kappa g^2 times a logarithm, kept 1e3 times below overflow.
+void check_rod_contact_finite(const Model& model, const JsonSource& source) {
+  if (!model.rod_contact.enabled || model.rod_contact.method != RodContactMethod::Barrier) return;
+  const double g = gravity_magnitude(model);
+  double heaviest = 0.0, thinnest = std::numeric_limits<double>::infinity();
+  std::vector<double> rod_heaviest(model.rods.size(), 0.0);
+  for (std::size_t r = 0; r < model.rods.size(); ++r) {
+    const Rod& rod = model.rods[r];
+    for (int j = 0; j < rod.edge_count(); ++j)
+      rod_heaviest[r] = std::max(rod_heaviest[r], rod.vertex_mass(j) + rod.vertex_mass(j + 1));
+    heaviest = std::max(heaviest, rod_heaviest[r]);
+    thinnest = std::min(thinnest, rod.material.radius);
+  }
+  for (std::size_t r = 0; r < model.rods.size(); ++r) {
+    const Rod& rod = model.rods[r];
+    const double reach = rod.material.radius + thinnest;
+    const double stiffness = rod_contact_weight_stiffness(0.25 * (rod_heaviest[r] + heaviest), g, reach);
+    const double gap = kContactGapFraction * reach;
+    if (!std::isfinite(stiffness) || !std::isfinite(1e3 * stiffness * gap * gap))
+      source.fail("/rod_contact",
+                  "the rod-contact barrier's stiffness for rod " + quoted_text(rod.name) + " (sized to the weight of its " +
+                      "heaviest segment, " + number_text(rod_heaviest[r]) + " kg under " + number_text(std::max(g, 1.0)) +
+                      " m/s^2, over a gap of " + number_text(gap) + " m) overflows a double");
+  }
+}
 
 void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, const JsonSource& source) {
   double gravity_energy = 0.0;

@@ -140,6 +140,7 @@ Scene build_scene(const JsonValue& root_value, const std::string& default_name) 
   const auto rod_contact = read_rod_contact(root.find_or_empty_object("rod_contact"));
   model.rod_contact = rod_contact.value;
   out["rod_contact"] = rod_contact.expanded;
+  check_rod_contact_finite(model, root_value.source());
 
   auto handles = read_handles(root.find_or_empty_array("handles"), model);
   scene.handles = std::move(handles.value);

@@ -124,6 +124,8 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"62_brush_check_unbounded", "bristles too long and tilted to check for overlaps in bounded time: geometry"},
     {"86_handle_pivot_overflows", "a handle's pose moves its rod's vertices beyond a double (pivot x rotation): arithmetic"},
     {"87_handle_places_rod_beyond_precision", "a handle places its rod where its edges round to zero length: arithmetic"},
+    {"88_rod_contact_barrier_stiffness_overflows",
+     "the rod-contact barrier's stiffness, sized to a heavy rod's weight under 1e308 m/s^2, overflows: arithmetic"},
     {"79_brush_curl_spacing_overlap",
      "spacing below twice the material's radius plus twice the largest coil radius: a relation of three values"},
     {"71_ribbon_without_twist_in_3d",

@@ -38,6 +38,12 @@ namespace bristle {
 /// other (a log barrier under a load F sits at about g^ min(1, kappa g^ / F)).
 constexpr double kContactGapFraction = 0.01;
 
+/// The barrier's stiffness for a pair whose vertices weigh `mean_mass` [kg] on average under
+/// gravity `gravity` [m/s^2] (taken as at least 1 m/s^2) and whose radii sum to `reach` [m]:
+/// its force at half the gap g^ = kContactGapFraction reach is that weight (RodContact's
+/// pairs start from it; scene loading checks it can be held).
+double rod_contact_weight_stiffness(double mean_mass, double gravity, double reach);
+
 /// A pair's force estimate counts as consistent with its barrier's force phi while it is at
 /// most (1 + this) phi (RodContact::update_forces).
 constexpr double kForceConsistency = 0.1;

@@ -73,6 +73,11 @@ struct RodSpec {
 /// gravity, or the load. `rods` are the specs the model's rods were made from, in order.
 void check_model_finite(const Model& model, const std::vector<RodSpec>& rods, const JsonSource& source);
 
+/// Refuses, at /rod_contact, a scene whose rod-contact barrier (the default method) would have
+/// a stiffness, sized to its rods' weights, or an energy near a touching pair that overflows a
+/// double. Called once model.rod_contact is read.
+void check_rod_contact_finite(const Model& model, const JsonSource& source);
+
 /// Refuses handles whose pose at t = 0, at a key within the run or at its end puts one of
 /// their rods' vertices or one of their colliders at a non-finite position (finite numbers that
 /// overflow together: a pivot of -1.7e308 with a quarter turn), or that place a rod at t = 0
