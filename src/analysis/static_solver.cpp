@@ -68,7 +68,7 @@ double force_scale(const Model& full) {
   const int D = full.dimension;
   const VecX mass = full.dof_masses();
   std::vector<double> external(full.layout.vertex_count(), 0.0);
-  const double g = full.gravity.head(D).norm();
+  const double g = gravity_magnitude(full);
   for (int v = 0; v < full.layout.vertex_count(); ++v)
     external[v] = mass[full.layout.vertex_dof(v)] * g;
   for (const PointLoad& load : full.loads)

@@ -14,6 +14,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // Below this many DOFs a loop over them is not worth waking other threads for.
 constexpr int kParallelDofs = 20000;
+// Loops over rods whose work per DOF is a few edge lengths or more (the strain limit's scans):
+// worth other threads from this many DOFs, as model.cpp's largest_edge_strain.
+constexpr int kParallelRodDofs = 4096;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
 // A Newton step in collider contact is halved (at most kContactStrainHalvings times) until no
@@ -1807,12 +1810,18 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   const int threads = settings_.threads;
   const int rod_count = layout.rod_count();
   ctx.trial_x.resize(n);
+  // step_length: the shortest fraction a rod that moved took (a stalled rod does not make the
+  // step one of length 0, which run_converged would take for a line search that found nothing).
   double shortest = 1.0;
-  int most_halvings = 0, stalled = 0;
+  int most_halvings = 0, stalled = 0, moved = 0, with_step = 0;
   // Each rod writes its own entries of v and trial_x: the same bits on any number of threads.
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && n > kParallelDofs) reduction(min : shortest) reduction(max : most_halvings) reduction(+ : stalled)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && n > kParallelRodDofs) reduction(min : shortest) reduction(max : most_halvings) reduction(+ : stalled, moved, with_step)
   for (int r = 0; r < rod_count; ++r) {
     const auto [begin, end] = layout.rod_dof_range(r);
+    bool has_step = false;
+    for (int i = begin; i < end && !has_step; ++i) has_step = ctx.dv[i] != 0.0;
+    if (!has_step) continue;  // fixed, or Newton left it where it is: nothing to limit
+    ++with_step;
     const double allowed = std::max({kContactStrainTrust, kContactStrainSlack * largest_edge_strain_of_rod(model_, ctx.x1, r),
                                      2.0 * largest_edge_strain_of_rod(model_, *ctx.x0, r)});
     double s = 1.0;
@@ -1830,17 +1839,23 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
     if (!passed) {
       s = 0.0;
       ++stalled;
+    } else {
+      ++moved;
+      shortest = std::min(shortest, s);
     }
     if (s < 1.0)
       for (int i = begin; i < end; ++i) ctx.v[i] -= (1.0 - s) * ctx.dv[i];
-    shortest = std::min(shortest, s);
     most_halvings = std::max(most_halvings, halvings);
   }
   // The halvings of the rod halved most, as the step's: what halving the whole step took.
   ctx.report.line_search_halvings += most_halvings;
   ctx.report.strain_stalled_rods += stalled;
+  if (moved == 0 && with_step > 0) {
+    ctx.step_length = 0.0;
+    return false;
+  }
   if (shortest < 1.0) ctx.step_length = shortest;
-  return stalled < rod_count;
+  return true;
 }
 
 void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
@@ -1860,10 +1875,11 @@ void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
   // "A pressed brush under the default solver".
   //
   // Rod by rod: nothing couples the rods in this path (limit_contact_step_by_strain), so Phi
-  // and the depth test are sums and maxima over the rods, and each rod keeps its own best
-  // iterate, never above the one iterate lowest in the sum (docs/contact.md, "One bristle at
-  // a time"). An iterate's rod counts only where its positions are finite and no edge of it
-  // has collapsed (its energies are not defined there).
+  // is a sum over the rods, and each rod keeps the iterate lowest in its own Phi among those no
+  // deeper than its own first solve (within 1% of its radius): the step's Phi is never above
+  // that of any one iterate passing every rod's depth test (docs/contact.md, "A pressed brush
+  // under the default solver"). An iterate's rod counts only where its positions are finite
+  // and no edge of it has collapsed (its energies are not defined there).
   constexpr double kPenetrationAllowance = 0.01;  // of a vertex's radius
   assert(!coupled_);
   const DofLayout& layout = model_.layout;
@@ -1877,8 +1893,11 @@ void ImplicitEuler::keep_best_contact_iterate(StepContext& ctx) const {
     const auto [begin, end] = layout.rod_dof_range(r);
     if (!x.segment(begin, end - begin).allFinite()) return false;
     const Rod& rod = model_.rods[r];
-    for (int j = 0; j < rod.edge_count(); ++j)
-      if (!((vertex_position(model_, x, r, j + 1) - vertex_position(model_, x, r, j)).norm() > 0.0)) return false;
+    for (int j = 0; j < rod.edge_count(); ++j) {
+      // find_collapsed_edge's test: a length of zero, or one whose square overflows.
+      const double squared = (vertex_position(model_, x, r, j + 1) - vertex_position(model_, x, r, j)).squaredNorm();
+      if (!(squared > 0.0 && std::isfinite(squared))) return false;
+    }
     return true;
   };
   std::vector<double> potential, depth, allowed_depth, best_phi(rod_count), phi_of(rod_count);

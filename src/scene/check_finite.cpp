@@ -83,13 +83,14 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
 // The rod-contact barrier's stiffness is sized to the weight of a pair's vertices over its gap
 // (rod_contact_weight_stiffness): a density or gravity near the top of the doubles, or a very
 // thin rod, makes it, or the barrier's energy over the gap, overflow, and frame 0's contact
-// energy could not be held. Bounded by each rod's heaviest segment against the scene's
-// heaviest, over the gap of its radius plus the scene's smallest; the barrier's energy near a
-// touching pair, kappa g^2 times a logarithm, kept 1e3 times below overflow.
+// energy could not be held. Bounded for each rod by the mean mass of its heaviest segment and
+// the scene's heaviest: the stiffness is largest over the smallest gap (its radius plus the
+// scene's smallest), the energy near a touching pair, kappa g^2 times a logarithm, over the
+// largest (kappa g^2 grows with the gap), kept 1e3 times below overflow.
 void check_rod_contact_finite(const Model& model, const JsonSource& source) {
   if (!model.rod_contact.enabled || model.rod_contact.method != RodContactMethod::Barrier) return;
   const double g = gravity_magnitude(model);
-  double heaviest = 0.0, thinnest = std::numeric_limits<double>::infinity();
+  double heaviest = 0.0, thinnest = std::numeric_limits<double>::infinity(), thickest = 0.0;
   std::vector<double> rod_heaviest(model.rods.size(), 0.0);
   for (std::size_t r = 0; r < model.rods.size(); ++r) {
     const Rod& rod = model.rods[r];
@@ -97,17 +98,20 @@ void check_rod_contact_finite(const Model& model, const JsonSource& source) {
       rod_heaviest[r] = std::max(rod_heaviest[r], rod.vertex_mass(j) + rod.vertex_mass(j + 1));
     heaviest = std::max(heaviest, rod_heaviest[r]);
     thinnest = std::min(thinnest, rod.material.radius);
+    thickest = std::max(thickest, rod.material.radius);
   }
   for (std::size_t r = 0; r < model.rods.size(); ++r) {
     const Rod& rod = model.rods[r];
-    const double reach = rod.material.radius + thinnest;
-    const double stiffness = rod_contact_weight_stiffness(0.25 * (rod_heaviest[r] + heaviest), g, reach);
-    const double gap = kContactGapFraction * reach;
-    if (!std::isfinite(stiffness) || !std::isfinite(1e3 * stiffness * gap * gap))
-      source.fail("/rod_contact",
-                  "the rod-contact barrier's stiffness for rod " + quoted_text(rod.name) + " (sized to the weight of its " +
-                      "heaviest segment, " + number_text(rod_heaviest[r]) + " kg under " + number_text(std::max(g, 1.0)) +
-                      " m/s^2, over a gap of " + number_text(gap) + " m) overflows a double");
+    const double mean_mass = 0.25 * (rod_heaviest[r] + heaviest);
+    const double stiffest = rod_contact_weight_stiffness(mean_mass, g, rod.material.radius + thinnest);
+    const double widest_gap = kContactGapFraction * (rod.material.radius + thickest);
+    const double energy = rod_contact_weight_stiffness(mean_mass, g, rod.material.radius + thickest) * widest_gap * widest_gap;
+    if (!std::isfinite(stiffest) || !std::isfinite(1e3 * energy))
+      source.fail("/rod_contact", "the rod-contact barrier's stiffness for rod " + quoted_text(rod.name) +
+                                      " (sized to the weight of its segments, a pair's mean vertex mass up to " +
+                                      number_text(mean_mass) + " kg under " + number_text(std::max(g, 1.0)) +
+                                      " m/s^2, over gaps of " + number_text(kContactGapFraction * (rod.material.radius + thinnest)) +
+                                      " m and more) or its energy overflows a double");
   }
 }
 

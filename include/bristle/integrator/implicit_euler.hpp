@@ -134,7 +134,8 @@ struct StepReport {
   int cg_iterations = 0;    ///< preconditioned CG iterations (= matrix-vector products), all Newton iterations
   double cg_residual = 0.0; ///< relative residual of the last linear solve
   int newton_iterations = 0;  ///< linear solves (the guess's included), all substeps
-  /// step halvings in the line search, and of contact steps by the strain limit, all Newton iterations
+  /// step halvings in the line search, and of contact steps by the strain limit (there, the
+  /// halvings of the rod halved most in each iteration), all Newton iterations
   int line_search_halvings = 0;
   int line_search_failures = 0;  ///< line searches that found no sufficient decrease
   /// Rods in collider contact whose Newton step the strain limit took nothing of (each left at
