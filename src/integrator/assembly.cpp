@@ -268,7 +268,7 @@ EnergyBreakdown SystemAssembler::sum_rod_energies(const VecX& x, double time) co
   return e;
 }
 
-EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) const {
+void SystemAssembler::all_rod_energies(const VecX& x) const {
   const int rods = static_cast<int>(model_.rods.size());
   if (model_.dimension == 2) {
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
@@ -277,6 +277,10 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
     for (int r = 0; r < rods; ++r) rod_energies<3>(r, x);
   }
+}
+
+EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) const {
+  all_rod_energies(x);
   for_each_term([&](const auto& table) {
     if (table.coupling_size() == 0) return;
     if (model_.dimension == 2)
@@ -289,14 +293,8 @@ EnergyBreakdown SystemAssembler::potential_energies(const VecX& x, double time) 
 
 void SystemAssembler::rod_potentials(const VecX& x, double time, std::vector<double>& per_rod) const {
   assert(!has_coupling());
+  all_rod_energies(x);
   const int rods = static_cast<int>(model_.rods.size());
-  if (model_.dimension == 2) {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r) rod_energies<2>(r, x);
-  } else {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (int r = 0; r < rods; ++r) rod_energies<3>(r, x);
-  }
   per_rod.assign(rods, 0.0);
   const int D = model_.dimension;
   for (int r = 0; r < rods; ++r) {

@@ -208,6 +208,8 @@ class SystemAssembler {
   template <int D>
   void rod_energies(int rod, const VecX& x) const;
   EnergyBreakdown sum_rod_energies(const VecX& x, double time) const;
+  /// rod_energies of every rod, on threads_ threads.
+  void all_rod_energies(const VecX& x) const;
   void build_pattern();
 
   const Model& model_;
