@@ -21,19 +21,9 @@
 namespace bristle {
 namespace {
 
-// The barrier's force scale where gravity is weak or absent [m/s^2].
-constexpr double kMinimumAcceleration = 1.0;
-// |b'(g^ / 2)| / g^ = 1/2 + ln 2: a barrier of stiffness kappa carries kappa g^ times this at
-// g^ / 2, where each pair's stiffness is sized to rest under the force it carries.
-constexpr double kHalfGapSlope = 1.1931471805599453;
+constexpr double kHalfGapSlope = kBarrierHalfGapSlope;  // rod_contact.hpp
 
 }  // namespace
-
-double rod_contact_weight_stiffness(double mean_mass, double gravity, double reach) {
-  // The same operations, in the same order, as the pairs always took: the same bits.
-  const double gap_hat = kContactGapFraction * reach;
-  return mean_mass * std::max(gravity, kMinimumAcceleration) / (kHalfGapSlope * gap_hat);
-}
 
 RodContact::RodContact(const Model& model, const VecX& masses)
     : enabled_(model.rod_contact.enabled), self_(model.rod_contact.self), friction_(model.rod_contact.friction),

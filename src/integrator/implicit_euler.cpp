@@ -1794,8 +1794,8 @@ bool ImplicitEuler::limit_contact_step_by_strain(StepContext& ctx) {
   // source of coupling elements, takes the line search instead), so each rod's Newton step is
   // its own, and each is limited by its own edges. One bristle's wild step then shortens that
   // bristle's step only; limited as a whole, it held back every other bristle of a brush
-  // (docs/contact.md, "One bristle at a time": the 1000-bristle benchmark's unconverged steps
-  // 31 -> 15). A rod that even 1/1024 of its step strains past its bound takes none of it
+  // (docs/contact.md, "A pressed brush under the default solver", "Rod by rod": the
+  // 1000-bristle benchmark's unconverged steps 31 -> 15). A rod that even 1/1024 of its step strains past its bound takes none of it
   // (counted in strain_stalled_rods); where no rod moves, the caller ends the step as stalled
   // (keep_best_contact_iterate): a next iteration would repeat the same directions.
   // The iterate stays where the next solve can restore the constraints: on a plane a part of

@@ -20,6 +20,7 @@
 /// Broad phase: a uniform grid over the swept boxes, cells processed on several threads, the
 /// pairs sorted at the end: the same list for every thread count.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -38,11 +39,22 @@ namespace bristle {
 /// other (a log barrier under a load F sits at about g^ min(1, kappa g^ / F)).
 constexpr double kContactGapFraction = 0.01;
 
+/// |b'(g^ / 2)| / g^ = 1/2 + ln 2: a barrier of stiffness kappa carries kappa g^ times this at
+/// g^ / 2, where each pair's stiffness is sized to rest under the force it carries.
+constexpr double kBarrierHalfGapSlope = 1.1931471805599453;
+/// The barrier's force scale where gravity is weak or absent [m/s^2].
+constexpr double kBarrierMinimumAcceleration = 1.0;
+
 /// The barrier's stiffness for a pair whose vertices weigh `mean_mass` [kg] on average under
 /// gravity `gravity` [m/s^2] (taken as at least 1 m/s^2) and whose radii sum to `reach` [m]:
 /// its force at half the gap g^ = kContactGapFraction reach is that weight (RodContact's
-/// pairs start from it; scene loading checks it can be held).
-double rod_contact_weight_stiffness(double mean_mass, double gravity, double reach);
+/// pairs start from it; scene loading checks it can be held). Inline: the loader uses it
+/// without the contact module.
+inline double rod_contact_weight_stiffness(double mean_mass, double gravity, double reach) {
+  // The same operations, in the same order, as the pairs always took: the same bits.
+  const double gap_hat = kContactGapFraction * reach;
+  return mean_mass * std::max(gravity, kBarrierMinimumAcceleration) / (kBarrierHalfGapSlope * gap_hat);
+}
 
 /// A pair's force estimate counts as consistent with its barrier's force phi while it is at
 /// most (1 + this) phi (RodContact::update_forces).
