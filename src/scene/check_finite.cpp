@@ -1,7 +1,8 @@
 // The last check of a scene: quantities derived from finite inputs can still overflow (a
 // density of 1e300 times a gravity of 1e300). The integrator would then write frame 0 with
 // energies it cannot represent and fail at step 1; the scene is refused here instead, at the
-// key responsible.
+// key responsible. Masses and stiffnesses derived from positive inputs can also underflow to
+// zero (a section 5e-324 m thick), which leaves the solver a singular system: refused too.
 
 #include <algorithm>
 #include <cmath>
@@ -42,11 +43,26 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
     const bool interior = i > 0 && i + 1 < rod.vertex_count();
     if (interior && !std::isfinite(rod.bend_stiffness(i)))
       source.fail(youngs, "the bending stiffness of " + vertex_text(rod, i) + " overflows a double");
+    // Positive inputs whose product underflows: a rectangle 5e-324 m thick has no area, so no
+    // mass and no stiffness, and the solver has nothing to solve with (a static solve of such a
+    // rod ran its 1000 Newton iterations for half a minute before failing). The rod described
+    // is not the one that would be simulated.
+    if (!(mass > 0.0))
+      source.fail(spec.material_pointer, "the mass of " + vertex_text(rod, i) +
+                                             " underflows to zero (density x cross-section area " +
+                                             number_text(rod.material.area()) + " m^2 x length)");
+    if (interior && !(rod.bend_stiffness(i) > 0.0))
+      source.fail(youngs, "the bending stiffness of " + vertex_text(rod, i) +
+                              " underflows to zero (Young's modulus x second moment of area / length)");
   }
-  for (int j = 0; j < rod.edge_count(); ++j)
+  for (int j = 0; j < rod.edge_count(); ++j) {
     if (!std::isfinite(rod.stretch_stiffness(j)))
       source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                               " overflows a double (Young's modulus x area / length)");
+    if (!(rod.stretch_stiffness(j) > 0.0))
+      source.fail(youngs, "the stretch stiffness of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
+                              " underflows to zero (Young's modulus x area / length)");
+  }
   // Contact and rendering see a round tube of the section's larger half extent (the
   // material's radius): its cross-section must be representable, as a circle's is (a circle
   // whose area overflows already overflows the mass). An ellipse 1e300 m wide and 4e-5 m
@@ -72,10 +88,14 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
     if (!std::isfinite(theta))
       source.fail(spec.pointer + "/rest_twist", "the twist that rod " + quoted_text(rod.name) +
                                                     " accumulates at this rate overflows a double");
-  for (int j = 0; j < rod.edge_count(); ++j)
+  for (int j = 0; j < rod.edge_count(); ++j) {
     if (!std::isfinite(inertia * rod.rest_lengths[j]))
       source.fail(density, "the rotational inertia of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
                                " overflows a double (density x polar moment x length)");
+    if (!(inertia * rod.rest_lengths[j] > 0.0))
+      source.fail(density, "the rotational inertia of rod " + quoted_text(rod.name) + " edge " + std::to_string(j) +
+                               " underflows to zero (density x polar moment x length)");
+  }
 }
 
 }  // namespace

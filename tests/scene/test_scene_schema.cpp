@@ -126,6 +126,7 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"87_handle_places_rod_beyond_precision", "a handle places its rod where its edges round to zero length: arithmetic"},
     {"88_rod_contact_barrier_stiffness_overflows",
      "the rod-contact barrier's stiffness, sized to a heavy rod's weight under 1e308 m/s^2, overflows: arithmetic"},
+    {"89_section_area_underflows", "a positive radius whose section's area underflows to zero (no mass): arithmetic"},
     {"79_brush_curl_spacing_overlap",
      "spacing below twice the material's radius plus twice the largest coil radius: a relation of three values"},
     {"71_ribbon_without_twist_in_3d",
