@@ -104,6 +104,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     // As the runner keeps time: counted in steps, no drift.
     state.time = static_cast<double>(result.steps_taken) * settings.dt;
     if (!report.converged) ++result.unconverged_steps;
+    result.unconverged_rod_steps += report.unconverged_rods;
     result.rod_contact_pairs_max = std::max(result.rod_contact_pairs_max, report.rod_contact.pairs);
     result.min_gap_fraction = std::min(result.min_gap_fraction, report.rod_contact.min_gap_fraction);
     result.collider_contacts_max = std::max(result.collider_contacts_max, report.contact.contact_count());
@@ -136,6 +137,7 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["contact_solves"] = contact_solves;
   j["contact_rod_solves"] = contact_rod_solves;
   j["unconverged_steps"] = unconverged_steps;
+  j["unconverged_rod_steps"] = unconverged_rod_steps;
   j["rod_contact_pairs_max"] = rod_contact_pairs_max;
   // JSON has no infinity: no pair came near, null.
   j["min_gap_fraction"] = std::isfinite(min_gap_fraction) ? nlohmann::json(min_gap_fraction) : nlohmann::json();

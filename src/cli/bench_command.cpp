@@ -187,7 +187,8 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
       << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ")\n"
       << "CG iterations      " << r.cg_iterations << " (" << fixed(r.cg_iterations / std::max(1.0, 1.0 * r.steps_taken), 1)
       << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations
-      << "; unconverged steps " << r.unconverged_steps << "\n"
+      << "; unconverged steps " << r.unconverged_steps << " (" << r.unconverged_rod_steps << " of "
+      << static_cast<long long>(r.bristles) * r.steps_taken << " bristle-steps)\n"
       << "paper's solves     " << r.contact_solves << " linear solves of the collider contact's active set ("
       << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration), "
       << fixed(r.contact_rod_solves / std::max(1.0, 1.0 * r.contact_solves), 1) << " bristles solved per solve\n"

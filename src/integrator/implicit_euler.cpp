@@ -67,6 +67,7 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.line_search_halvings += part.line_search_halvings;
   total.line_search_failures += part.line_search_failures;
   total.strain_stalled_rods += part.strain_stalled_rods;
+  total.unconverged_rods += part.unconverged_rods;
   total.length_correction_iterations = std::max(total.length_correction_iterations, part.length_correction_iterations);
   total.uncorrected_rods = std::max(total.uncorrected_rods, part.uncorrected_rods);
   total.correction = part.correction;
@@ -1172,6 +1173,25 @@ double ImplicitEuler::relative_correction(const StepContext& ctx, const VecX& dv
   return worst;
 }
 
+int ImplicitEuler::rods_above_tolerance(const StepContext& ctx, const VecX& dv_free) const {
+  const DofLayout& layout = model_.layout;
+  const double tolerance = step_tolerance();
+  int above = 0;
+  for (int r = 0; r < layout.rod_count(); ++r) {
+    const auto [begin, end] = layout.rod_dof_range(r);
+    for (int dof = begin; dof < end; ++dof) {
+      const int f = layout.free_index(dof);
+      if (f < 0 || !(dof_length_[dof] > 0.0)) continue;
+      // As relative_correction: a non-finite ratio is above.
+      if (!(std::abs(ctx.h * dv_free[f]) / dof_length_[dof] <= tolerance)) {
+        ++above;
+        break;
+      }
+    }
+  }
+  return above;
+}
+
 bool ImplicitEuler::test_convergence(StepContext& ctx) {
   // The residual at v: r = M (v - v^) + h alpha M v + h grad U(x^ + h v) (no stiffness
   // damping here: run_converged iterates instead), and the simplified Newton correction
@@ -1409,6 +1429,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     // split again and again; so is a step whose Newton step the strain limit took nothing of.
     if (!converged && contact && ((!contact_.contacts().empty() && k >= kContactIterations) || strain_bound_reached)) {
       ctx.report.converged = false;
+      if (!barrier)
+        ctx.report.unconverged_rods += rods_above_tolerance(ctx, ctx.dv_free);
       // With rod contact every iterate is feasible and the last is the furthest along: the
       // first solve was cut by CCD as much as any, so going back to it throws the step away.
       if (!barrier) keep_best_contact_iterate(ctx);

@@ -14,6 +14,7 @@ void FrameStats::add(const StepReport& report) {
   newton_iterations_ += report.newton_iterations;
   substeps_ += report.substeps;
   if (!report.converged) ++unconverged_steps_;
+  unconverged_rods_ += report.unconverged_rods;
   rod_contact_last_ = report.rod_contact;
   rod_min_gap_ = std::min(rod_min_gap_, report.rod_contact.min_gap);
   rod_min_gap_fraction_ = std::min(rod_min_gap_fraction_, report.rod_contact.min_gap_fraction);
@@ -98,6 +99,7 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
   json["newton_iterations"] = newton_iterations_;
   json["substeps"] = substeps_;
   json["unconverged_steps"] = unconverged_steps_;
+  json["unconverged_rod_steps"] = unconverged_rods_;
   json["energies"] = energies_to_json(energies);
   if (has_contact_) {
     json["contact"] = contact_stats_json(last_contact_, normal_sum_, friction_sum_, steps_, contact_solves_,

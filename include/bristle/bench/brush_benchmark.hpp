@@ -47,6 +47,8 @@ struct BrushBenchmarkResult {
   /// where the bristles do not couple and only those whose contacts changed are solved again.
   long long contact_rod_solves = 0;
   int unconverged_steps = 0;
+  /// Over those steps, the bristles each left above the tolerance (StepReport::unconverged_rods)
+  long long unconverged_rod_steps = 0;
   int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
   /// +inf when no two segments came near each other (or rod contact is off).

@@ -141,6 +141,11 @@ struct StepReport {
   /// Rods in collider contact whose Newton step the strain limit took nothing of (each left at
   /// its last iterate for that iteration), summed over the Newton iterations
   int strain_stalled_rods = 0;
+  /// Rods left above the tolerance where a step in collider contact ended unconverged (no
+  /// rod contact): those whose last Newton correction (the strain limit's stalled rods
+  /// included) exceeds it, summed over substeps. converged is false when any rod is; the rods
+  /// do not couple there, so this says how much of a brush the step left unconverged.
+  int unconverged_rods = 0;
   int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
   int substeps = 1;          ///< steps actually taken: > 1 when the step was split
@@ -310,6 +315,9 @@ class ImplicitEuler {
 
   /// The largest correction |h dv_i| / L_rod(i) over free DOFs: the convergence measure.
   double relative_correction(const StepContext& ctx, const VecX& dv_free) const;
+  /// Rods with a DOF whose correction (dv_free, as relative_correction measures it) exceeds
+  /// step_tolerance().
+  int rods_above_tolerance(const StepContext& ctx, const VecX& dv_free) const;
   /// The energy an undriven step may gain before test_energy refuses it [J]: energy_tolerance
   /// times sum(m |g| L), or without gravity times the energy at the step's start.
   double energy_allowance(const StepContext& ctx) const {

@@ -37,6 +37,7 @@ class FrameStats {
   long long newton_iterations_ = 0;
   long long substeps_ = 0;          // steps taken, split halves counted (= steps when none was split)
   long long unconverged_steps_ = 0; // steps in contact taken above the tolerance
+  long long unconverged_rods_ = 0;  // over them, the rods each left above it (StepReport::unconverged_rods)
   // Contact over the steps since the previous frame (steps all have the runner's dt).
   bool has_contact_ = false;
   ContactReport last_contact_;        // the last step's: the state of the frame
