@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <string>
 
 #include "bristle/cli/args.hpp"
 #include "bristle/cli/command.hpp"
@@ -19,6 +20,40 @@ namespace bristle::cli {
 
 namespace {
 
+// What a finished dynamic run says about its own accuracy (RunQuality), printed after it even
+// with --quiet: a run that ended "complete" with steps above the tolerance, or with vertices
+// deep in a collider, would otherwise say so only inside its frames' stats.
+// (docs/cli.md, "bristle run".)
+constexpr double kWarnColliderDepth = 0.1;  // of a vertex's radius: far beyond the solvers' tolerances
+constexpr double kWarnRodOverlap = 0.01;    // of the smaller radius: the check-contact criterion
+
+std::string format_number(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.3g", value);
+  return text;
+}
+
+void print_run_warnings(const RunQuality& q, long long steps, std::ostream& err) {
+  if (q.unconverged_steps > 0) {
+    err << "warning: " << q.unconverged_steps << " of " << steps
+        << " steps ended above the solver's tolerance, the first at t = " << format_number(q.first_unconverged_time)
+        << " s";
+    if (q.unconverged_rod_steps > 0) err << " (" << q.unconverged_rod_steps << " rod-steps)";
+    err << "; each ended at its best iterate (with rod contact, its last), and the frames' unconverged_steps "
+        << "say where (docs/output-format.md)\n";
+  }
+  if (q.deepest_in_collider > kWarnColliderDepth)
+    err << "warning: a vertex was " << format_number(q.deepest_in_collider)
+        << " of its radius deep in a collider at t = " << format_number(q.deepest_time)
+        << " s, the deepest after any step (the frames' contact.max_penetration_fraction)\n";
+  if (q.deepest_overlap > kWarnRodOverlap)
+    err << "warning: two segments overlapped by " << format_number(q.deepest_overlap)
+        << " of the smaller radius at t = " << format_number(q.overlap_time)
+        << " s, the most after any step (the frames' rod_contact.min_gap_fraction; bristle check-contact "
+        << "names the pairs)\n";
+}
+
+
 const char* const kUsage =
     "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N] [--frames json|binary|compressed]\n"
     "\n"
@@ -35,6 +70,12 @@ const char* const kUsage =
     "1 the equilibrium (its stats: Newton iterations, force residual and tolerance, stable).\n"
     "An unstable equilibrium (a saddle, e.g. a straight column above its buckling load) is\n"
     "pushed along its unstable mode and solved again; if it stays unstable a warning says so.\n"
+    "\n"
+    "A completed run ends with warnings on stderr (even with --quiet) where its own stats show\n"
+    "it less accurate than asked: steps that ended above solver.tolerance (how many, the first,\n"
+    "and the rods left above it), a vertex more than 0.1 of its radius deep in a collider, or\n"
+    "two segments overlapping by more than 1% of the smaller radius (rod contact). The frames'\n"
+    "stats say where (docs/output-format.md).\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  the output folder; created if missing; must be empty unless --force\n"
@@ -136,6 +177,7 @@ int run(const std::vector<std::string>& args, CommandContext& context) {
         }
         return kExitSuccess;
       }
+      print_run_warnings(result.quality, result.steps_taken, context.err);
       if (!quiet) {
         char line[256];
         std::snprintf(line, sizeof(line), "%d frames, %lld steps, %.4g s simulated in %.3g s wall time, %.3g s of it writing %s frames",

@@ -283,6 +283,20 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
       // The clock counts steps: no drift from adding dt thousands of times.
       state.time = static_cast<double>(result.steps_taken) * dt;
       stats.add(step);
+      RunQuality& quality = result.quality;
+      if (!step.converged) {
+        if (quality.unconverged_steps == 0) quality.first_unconverged_time = state.time;
+        ++quality.unconverged_steps;
+      }
+      quality.unconverged_rod_steps += step.unconverged_rods;
+      if (step.contact.max_penetration_fraction > quality.deepest_in_collider) {
+        quality.deepest_in_collider = step.contact.max_penetration_fraction;
+        quality.deepest_time = state.time;
+      }
+      if (-step.rod_contact.min_gap_fraction > quality.deepest_overlap) {
+        quality.deepest_overlap = -step.rod_contact.min_gap_fraction;
+        quality.overlap_time = state.time;
+      }
       if (progress) {
         report.step = result.steps_taken;
         report.time = state.time;

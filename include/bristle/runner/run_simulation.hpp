@@ -82,6 +82,22 @@ enum class RunOutcome {
   NotRun,    ///< refused before anything was written (see `message`)
 };
 
+/// What a dynamic run's steps said about their own accuracy, over the whole run: what the
+/// frames' stats hold frame by frame, gathered for the command's closing warnings.
+struct RunQuality {
+  long long unconverged_steps = 0;      ///< steps ended above the solver's tolerance (StepReport::converged)
+  long long unconverged_rod_steps = 0;  ///< over them, the rods left above it (StepReport::unconverged_rods)
+  double first_unconverged_time = -1.0;  ///< end time of the first such step [s]; -1: none
+  /// The deepest any vertex was in a collider at the end of a step, in its radius (<= 0: none
+  /// inside), and the end time of that step [s].
+  double deepest_in_collider = 0.0;
+  double deepest_time = 0.0;
+  /// Rod contact: the most two segments' surfaces overlapped at the end of a step, in the
+  /// smaller radius (0: none), and when [s].
+  double deepest_overlap = 0.0;
+  double overlap_time = 0.0;
+};
+
 struct RunResult {
   RunOutcome outcome = RunOutcome::NotRun;
   std::string status;    ///< the manifest's final status ("" when NotRun)
@@ -93,6 +109,7 @@ struct RunResult {
   double frame_write_seconds = 0.0;  ///< the part of wall_seconds spent writing frames and manifests [s]
   StepReport failed_step;  ///< the failing step's report (Failed, dynamic)
   StaticResult static_result;  ///< the equilibrium solve (static scenes only)
+  RunQuality quality;          ///< over the steps taken (dynamic)
 
   bool ok() const { return outcome == RunOutcome::Complete; }
 };
