@@ -53,7 +53,6 @@ void print_run_warnings(const RunQuality& q, long long steps, std::ostream& err)
         << "names the pairs)\n";
 }
 
-
 const char* const kUsage =
     "usage: bristle run SCENE -o OUT [--force] [--quiet] [--threads N] [--frames json|binary|compressed]\n"
     "\n"

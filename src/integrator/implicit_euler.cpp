@@ -1154,12 +1154,7 @@ double ImplicitEuler::relative_correction(const StepContext& ctx, const VecX& dv
   // A max and then the first DOF reaching it: the same answer for every thread count.
   const int dofs = layout.dof_count();
   const int threads = settings_.threads;
-  auto relative = [&](int dof) {
-    const int f = layout.free_index(dof);
-    if (f < 0 || !(dof_length_[dof] > 0.0)) return 0.0;
-    const double r = std::abs(ctx.h * dv_free[f]) / dof_length_[dof];
-    return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
-  };
+  auto relative = [&](int dof) { return dof_correction(ctx, dv_free, dof); };
   double worst = 0.0;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && dofs > kParallelDofs) reduction(max : worst)
   for (int dof = 0; dof < dofs; ++dof) worst = std::max(worst, relative(dof));
@@ -1173,21 +1168,24 @@ double ImplicitEuler::relative_correction(const StepContext& ctx, const VecX& dv
   return worst;
 }
 
+double ImplicitEuler::dof_correction(const StepContext& ctx, const VecX& dv_free, int dof) const {
+  const int f = model_.layout.free_index(dof);
+  if (f < 0 || !(dof_length_[dof] > 0.0)) return 0.0;
+  const double r = std::abs(ctx.h * dv_free[f]) / dof_length_[dof];
+  return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
+}
+
 int ImplicitEuler::rods_above_tolerance(const StepContext& ctx, const VecX& dv_free) const {
   const DofLayout& layout = model_.layout;
   const double tolerance = step_tolerance();
   int above = 0;
   for (int r = 0; r < layout.rod_count(); ++r) {
     const auto [begin, end] = layout.rod_dof_range(r);
-    for (int dof = begin; dof < end; ++dof) {
-      const int f = layout.free_index(dof);
-      if (f < 0 || !(dof_length_[dof] > 0.0)) continue;
-      // As relative_correction: a non-finite ratio is above.
-      if (!(std::abs(ctx.h * dv_free[f]) / dof_length_[dof] <= tolerance)) {
+    for (int dof = begin; dof < end; ++dof)
+      if (dof_correction(ctx, dv_free, dof) > tolerance) {
         ++above;
         break;
       }
-    }
   }
   return above;
 }

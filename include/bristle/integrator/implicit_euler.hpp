@@ -315,6 +315,8 @@ class ImplicitEuler {
 
   /// The largest correction |h dv_i| / L_rod(i) over free DOFs: the convergence measure.
   double relative_correction(const StepContext& ctx, const VecX& dv_free) const;
+  /// One free DOF's share of it, |h dv_i| / L_rod(i): 0 on fixed DOFs, +inf where not finite.
+  double dof_correction(const StepContext& ctx, const VecX& dv_free, int dof) const;
   /// Rods with a DOF whose correction (dv_free, as relative_correction measures it) exceeds
   /// step_tolerance().
   int rods_above_tolerance(const StepContext& ctx, const VecX& dv_free) const;
