@@ -59,6 +59,9 @@ const char* const kUsage =
     "Status: complete; failed (the simulation failed; its frames so far are kept); invalid\n"
     "(the scene was refused; the log names the JSON pointer); render failed (--render only);\n"
     "crashed (the worker was killed by a signal); interrupted, not run (Ctrl-C, below).\n"
+    "A complete scene whose run warned about its accuracy (steps above the solver's tolerance,\n"
+    "vertices deep in a collider, overlapping segments: see `bristle run --help`) has its\n"
+    "warnings listed under the table (in --json, each scene's \"warnings\").\n"
     "For batches larger than one machine, see docs/batch.md (GNU parallel and Slurm recipes).\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops every running scene within its step (its manifest says\n"
@@ -95,6 +98,7 @@ struct Job {
   double seconds = 0.0;
   std::string status;  // complete, failed, invalid, render failed, crashed, error, interrupted, not run
   int frames = -1;     // -1: no output folder
+  std::vector<std::string> warnings;  // the run's "warning: " lines (complete runs)
 };
 
 std::string self_executable() {
@@ -132,19 +136,30 @@ pid_t spawn_worker(const std::vector<std::string>& argv, const std::string& log_
   return pid;
 }
 
-// The first line of a worker's log that starts with `prefix`, without it, for the summary.
-std::string first_line_after(const std::string& log_path, const std::string& prefix) {
+// The lines of a worker's log that start with `prefix`, without it (at most `limit`).
+std::vector<std::string> lines_after(const std::string& log_path, const std::string& prefix, std::size_t limit) {
+  std::vector<std::string> found;
   std::ifstream in(log_path);
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      line = line.substr(prefix.size());
-      if (line.size() > 160) line = line.substr(0, 157) + "...";
-      return line;
-    }
+  while (found.size() < limit && std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    found.push_back(line.substr(prefix.size()));
   }
-  return "";
+  return found;
 }
+
+// The first such line, shortened for the summary's one line per scene.
+std::string first_line_after(const std::string& log_path, const std::string& prefix) {
+  const std::vector<std::string> lines = lines_after(log_path, prefix, 1);
+  if (lines.empty()) return "";
+  const std::string& line = lines.front();
+  return line.size() > 160 ? line.substr(0, 157) + "..." : line;
+}
+
+// The warnings a completed `bristle run` printed about its own accuracy (unconverged steps,
+// vertices deep in a collider, overlapping segments; docs/cli.md, "bristle run"), so that a
+// batch does not report such a scene as plainly complete.
+std::vector<std::string> run_warnings(const Job& job) { return lines_after(job.log_path, "warning: ", 16); }
 
 // Why a scene did not complete: its worker's first "error: ..." line, or for an interrupted
 // run the line saying where it stopped.
@@ -289,6 +304,7 @@ class Batch {
     job.stage = Stage::Done;
     job.seconds = std::chrono::duration<double>(Clock::now() - job.start).count();
     job.frames = frames_written(job.out_dir);
+    if (job.status == "complete") job.warnings = run_warnings(job);
     return true;
   }
 
@@ -364,6 +380,8 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
     if (parsed.has("--quiet")) return;
     context.err << "[" << finished << "/" << total << "] " << job.stem << ": " << job.status;
     if (job.frames >= 0) context.err << ", " << job.frames << " frames";
+    if (!job.warnings.empty())
+      context.err << ", " << job.warnings.size() << (job.warnings.size() == 1 ? " warning" : " warnings");
     context.err << ", " << seconds_text(job.seconds) << "\n" << std::flush;
   });
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
@@ -383,6 +401,7 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
                               {"log", job.log_path},       {"wall_seconds", job.seconds}};
       entry["frames"] = job.frames >= 0 ? nlohmann::json(job.frames) : nlohmann::json(nullptr);
       if (job.status != "complete") entry["error"] = first_error(job);
+      entry["warnings"] = job.warnings;
       out["scenes"].push_back(entry);
     }
     context.out << out.dump(2) << "\n";
@@ -404,7 +423,10 @@ int batch(const std::vector<std::string>& args, CommandContext& context) {
     }
     context.out << "; output and logs in " << *root << "\n";
     for (const Job& job : runner.jobs()) {
-      if (job.status == "complete") continue;
+      if (job.status == "complete") {
+        for (const std::string& warning : job.warnings) context.out << "  " << job.stem << ": warning: " << warning << "\n";
+        continue;
+      }
       if (job.status == "not run") {
         context.out << "  " << job.stem << ": not started (the batch was interrupted)\n";
         continue;

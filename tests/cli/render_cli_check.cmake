@@ -4,6 +4,7 @@
 #   cmake -DBRISTLE=... -DMODE=fov    -DOUT=<output folder> -DWORK=<scratch> -DFRAME=<k> -P render_cli_check.cmake
 #   cmake -DBRISTLE=... -DMODE=export -DOUT=<output folder> -DWORK=<scratch> -DFRAMES=<n> -P ...
 #   cmake -DBRISTLE=... -DMODE=batch  -DVALID=a.json -DINVALID=b.json -DWORK=<scratch> -P ...
+#   cmake -DBRISTLE=... -DMODE=batch_warnings -DWARNED=a.json -DCLEAN=b.json -DWORK=<scratch> -P ...
 #   cmake -DBRISTLE=... -DMODE=batch_render -DSCENE=a.json -DWORK=<scratch> -DFRAMES=<n> -P ...
 set(failed FALSE)
 macro(fail text)
@@ -165,6 +166,31 @@ elseif(MODE STREQUAL "batch")
   endif()
   # Again without --force: the folder of the valid scene is taken, nothing runs.
   run_bristle(2 batch "${VALID}" "${INVALID}" -o "${WORK}/root")
+
+elseif(MODE STREQUAL "batch_warnings")
+  # A scene that completes with steps above the solver's tolerance (a 4 x 4 brush whose tips
+  # stick and slip) beside one that converges: both complete, exit 0, and the summary lists the
+  # first one's warning from its log under the table and in --json, the other none.
+  get_filename_component(warned_stem "${WARNED}" NAME_WE)
+  get_filename_component(clean_stem "${CLEAN}" NAME_WE)
+  run_bristle(0 batch "${WARNED}" "${CLEAN}" -o "${WORK}/root" -j 2)
+  if(NOT (last_stdout MATCHES "\n  ${warned_stem}: warning: [0-9]+ of [0-9]+ steps ended above the solver's tolerance"))
+    fail("the summary does not list ${warned_stem}'s warning")
+  endif()
+  if(last_stdout MATCHES "${clean_stem}: warning")
+    fail("the summary lists a warning for ${clean_stem}")
+  endif()
+  file(READ "${WORK}/root/${warned_stem}.log" log)
+  if(NOT (log MATCHES "warning: [0-9]+ of [0-9]+ steps ended above"))
+    fail("${warned_stem}'s log has no warning")
+  endif()
+  run_bristle(0 batch "${WARNED}" "${CLEAN}" -o "${WORK}/root" --force --json --quiet)
+  string(JSON warned_count ERROR_VARIABLE json_error LENGTH "${last_stdout}" scenes 0 warnings)
+  string(JSON clean_count ERROR_VARIABLE json_error LENGTH "${last_stdout}" scenes 1 warnings)
+  string(JSON warning ERROR_VARIABLE json_error GET "${last_stdout}" scenes 0 warnings 0)
+  if(NOT (warned_count EQUAL 1 AND clean_count EQUAL 0 AND warning MATCHES "steps ended above the solver's tolerance"))
+    fail("--json warnings: ${warned_count}, ${clean_count}, '${warning}' ${json_error}")
+  endif()
 
 elseif(MODE STREQUAL "batch_render")
   run_bristle(0 batch "${SCENE}" -o "${WORK}/root" -j 1 --render)

@@ -60,3 +60,6 @@ bristle_render_cli_check(export_formats export -DOUT=${_golden}/swing_3d -DFRAME
 bristle_render_cli_check(batch_one_invalid batch -DVALID=${_scenes}/rod_3d_straight.json
                          -DINVALID=${_cli_dir}/malformed/10_density_negative.json)
 bristle_render_cli_check(batch_render batch_render -DSCENE=${_scenes}/rod_3d_straight.json -DFRAMES=11)
+# A scene that completes with a warning about its accuracy beside one without: the summary lists it.
+bristle_render_cli_check(batch_warnings batch_warnings -DWARNED=${_cli_dir}/batch/small_brush_stalls.json
+                         -DCLEAN=${_scenes}/rod_3d_straight.json)
