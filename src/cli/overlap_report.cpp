@@ -53,7 +53,7 @@ std::vector<std::string> describe_overlaps(const Scene& scene, const OverlapRepo
           " of rods at the initial positions: the rods start inside each other, and " +
           (scene.model.rod_contact.enabled
                ? "rod contact leaves pairs that start inside each other unconstrained until they separate"
-               : "rod-rod contact is not simulated yet");
+               : "rod contact is off in this scene, so nothing keeps rods apart (\"rod_contact\": {\"enabled\": true} turns it on)");
   if (!report.complete) head += " (the check stopped there)";
   lines.push_back(head);
   const std::size_t listed = std::min(pairs, static_cast<std::size_t>(std::max(shown, 0)));

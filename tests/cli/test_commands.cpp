@@ -111,7 +111,8 @@ TEST_CASE("cli validate warns about rods that start inside each other, and still
   CHECK(contains(o.out, ": valid\n"));
   CHECK(o.err == "warning: " + crossing +
                      ": 2 overlapping segment pairs between 1 pair of rods at the initial positions: the rods start"
-                     " inside each other, and rod-rod contact is not simulated yet\n"
+                     " inside each other, and rod contact is off in this scene, so nothing keeps rods apart"
+                     " (\"rod_contact\": {\"enabled\": true} turns it on)\n"
                      "warning:   \"under\" segment 4 and \"over\" segment 4: 5e-05 m deep, 0.5 of the smaller radius\n"
                      "warning:   \"under\" segment 4 and \"over\" segment 5: 5e-05 m deep, 0.5 of the smaller radius\n");
   const Outcome json = run({"validate", crossing, "--json"});
