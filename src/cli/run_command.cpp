@@ -51,6 +51,10 @@ void print_run_warnings(const RunQuality& q, long long steps, std::ostream& err)
         << " of the smaller radius at t = " << format_number(q.overlap_time)
         << " s, the most after any step (the frames' rod_contact.min_gap_fraction; bristle check-contact "
         << "names the pairs)\n";
+  if (q.crossings > 0)
+    err << "warning: " << q.crossings << (q.crossings == 1 ? " pair of segments" : " pairs of segments")
+        << " passed through each other during steps, the first by t = " << format_number(q.first_crossing_time)
+        << " s (the frames' rod_contact.crossings; bristle check-contact names them)\n";
 }
 
 const char* const kUsage =
@@ -73,8 +77,9 @@ const char* const kUsage =
     "A completed run ends with warnings on stderr (even with --quiet) where its own stats show\n"
     "it less accurate than asked: steps that ended above solver.tolerance (how many, the first,\n"
     "and the rods left above it), a vertex more than 0.1 of its radius deep in a collider, or\n"
-    "two segments overlapping by more than 1% of the smaller radius (rod contact). The frames'\n"
-    "stats say where (docs/output-format.md).\n"
+    "two segments overlapping by more than 1% of the smaller radius, or segments that passed\n"
+    "through each other during a step (rod contact). The frames' stats say where\n"
+    "(docs/output-format.md).\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  the output folder; created if missing; must be empty unless --force\n"

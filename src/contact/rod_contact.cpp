@@ -15,6 +15,7 @@
 #include "bristle/contact/box_pairs.hpp"
 #include "bristle/contact/contact_pairs.hpp"
 #include "bristle/contact/capsule_ccd.hpp"
+#include "bristle/contact/contact_check.hpp"
 #include "bristle/contact/segment_distance.hpp"
 #include "bristle/contact/segment_distance_derivatives.hpp"
 
@@ -293,6 +294,32 @@ RodContactStats RodContact::measure_all(const VecX& x) const {
   // capsules overlap here beyond `bristle check-contact`'s default tolerance (their axes
   // touching included): the ones the step left inside each other.
   return measure_pairs(x, pairs, axes_touching, kReportedOverlap);
+}
+
+int RodContact::crossings(const VecX& x_from, const VecX& x_to) const {
+  std::vector<RodContactPair> pairs;
+  int left_out = 0;
+  // Every candidate, whatever its distance at x_from (a floor below any distance): the boxes
+  // are grown by the radii, far more than the centre lines' meeting distance.
+  collect(x_from, x_to, pairs, left_out, -1.0);
+  const int count = static_cast<int>(pairs.size());
+  int met = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : met) num_threads(threads_) if (threads_ > 1 && count > 256)
+  for (int k = 0; k < count; ++k) {
+    const RodContactPair& pair = pairs[k];
+    const auto& d = pair.dofs;
+    const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
+    const Vec3 r0 = point(x_to, d[0]), r1 = point(x_to, d[1]), s0 = point(x_to, d[2]), s1 = point(x_to, d[3]);
+    const double scale = std::max({p0.cwiseAbs().maxCoeff(), p1.cwiseAbs().maxCoeff(), q0.cwiseAbs().maxCoeff(),
+                                   q1.cwiseAbs().maxCoeff(), r0.cwiseAbs().maxCoeff(), r1.cwiseAbs().maxCoeff(),
+                                   s0.cwiseAbs().maxCoeff(), s1.cwiseAbs().maxCoeff()});
+    const CentreLineMeeting meeting =
+        centre_lines_meet(p0, p1, q0, q1, r0 - p0, r1 - p1, s0 - q0, s1 - q1,
+                          crossing_distance(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius, scale));
+    // Centre lines meeting at x_from met before: no new crossing (as check-contact counts).
+    if (meeting.met && meeting.t > 0.0) ++met;
+  }
+  return met;
 }
 
 RodContactStats RodContact::measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs,

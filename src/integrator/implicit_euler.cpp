@@ -84,6 +84,7 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.contact = std::move(contact);
   total.rod_contact = part.rod_contact;
   total.ccd_limited += part.ccd_limited;
+  total.rod_crossings += part.rod_crossings;
   total.constraints = part.constraints;
   // The state is the last part's; the largest row count and residual are over the parts.
   total.contact_rows = std::max(total.contact_rows, part.contact_rows);
@@ -2042,6 +2043,10 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   }
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
+    // Rod contact: did the committed motion pass segments through each other? Not with the
+    // barrier's clear path, unless cut short at the last split; the constraints' rows hold only
+    // to first order and only where the first solve's path met a pair.
+    if (barrier_ || constraints_) ctx.report.rod_crossings = rod_contact_.crossings(*ctx.x0, ctx.x1);
     commit(state, ctx);
     if (barrier_) {
       // The pairs near each other where the step ended: its stats, and the barrier's elements

@@ -19,6 +19,7 @@ void FrameStats::add(const StepReport& report) {
   rod_min_gap_ = std::min(rod_min_gap_, report.rod_contact.min_gap);
   rod_min_gap_fraction_ = std::min(rod_min_gap_fraction_, report.rod_contact.min_gap_fraction);
   ccd_limited_ += report.ccd_limited;
+  rod_crossings_ += report.rod_crossings;
   if (report.constraints) {
     constraints_ = true;
     contact_rows_ = report.contact_rows;
@@ -111,7 +112,8 @@ nlohmann::json FrameStats::take(const EnergyBreakdown& energies) {
     nlohmann::json rod{{"pairs", rod_contact_last_.pairs},
                        {"candidates", rod_contact_last_.candidates},
                        {"overlapping", rod_contact_last_.overlapping},
-                       {"ccd_limited", ccd_limited_}};
+                       {"ccd_limited", ccd_limited_},
+                       {"crossings", rod_crossings_}};
     // Only when two segments came within reach (otherwise the smallest gap is +inf).
     if (std::isfinite(rod_min_gap_)) rod["min_gap"] = rod_min_gap_;
     if (std::isfinite(rod_min_gap_fraction_)) rod["min_gap_fraction"] = rod_min_gap_fraction_;

@@ -293,6 +293,10 @@ RunResult run_dynamic(const Scene& scene, FrameWriter& writer, const RunOptions&
         quality.deepest_in_collider = step.contact.max_penetration_fraction;
         quality.deepest_time = state.time;
       }
+      if (step.rod_crossings > 0) {
+        if (quality.crossings == 0) quality.first_crossing_time = state.time;
+        quality.crossings += step.rod_crossings;
+      }
       if (-step.rod_contact.min_gap_fraction > quality.deepest_overlap) {
         quality.deepest_overlap = -step.rod_contact.min_gap_fraction;
         quality.overlap_time = state.time;

@@ -258,6 +258,29 @@ TEST_CASE("cli run warns after a run whose steps ended above the tolerance, with
   CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
 }
 
+TEST_CASE("cli run warns when segments passed through each other during steps, with the frames' count") {
+  // A 5 x 5 cut of brush_stroke.json's tuft with rod contact as constraints in one linearised
+  // solve a step: its bristles swing through each other where the tips buckle on the paper
+  // (test_scene_handles.cpp counts the same crossings with check-contact's test).
+  test::TempFolder folder("cli-run-crossings");
+  nlohmann::json edited = nlohmann::json::parse(std::ifstream(scene("brush_stroke")));
+  edited["rod_contact"] = {{"enabled", true}, {"method", "constraints"}, {"friction", 0.3}};
+  edited["solver"]["newton_iterations"] = 1;
+  edited["time"]["duration"] = 0.3;
+  edited["rods"][0]["generator"]["layout"]["rows"] = 5;
+  edited["rods"][0]["generator"]["layout"]["columns"] = 5;
+  const std::string path = folder / "crossing_brush.json";
+  std::ofstream(path) << edited.dump();
+  const Outcome o = run({"run", path, "-o", folder / "out", "--quiet", "--threads", "1"});
+  REQUIRE(o.code == 0);
+  const OutputFolder read(folder / "out");
+  long long crossings = 0;
+  for (int k = 1; k < read.frame_count(); ++k) crossings += read.frame(k).stats["rod_contact"]["crossings"].get<long long>();
+  REQUIRE(crossings > 0);
+  CHECK(contains(o.err, "warning: " + std::to_string(crossings) +
+                            " pairs of segments passed through each other during steps, the first by t = "));
+}
+
 TEST_CASE("cli run then compare: same, one vertex moved, a frame missing, unreadable") {
   test::TempFolder folder("cli-compare");
   const std::string a = folder / "a", b = folder / "b";

@@ -116,6 +116,12 @@ class RodContact {
   /// smaller radius, axes touching included. Leaves pairs() as it is.
   RodContactStats measure_all(const VecX& x) const;
 
+  /// How many pairs of segments subject to contact have centre lines that meet on the straight
+  /// motion from x_from to x_to without meeting at x_from: the crossings `bristle check-contact`
+  /// finds between two frames (ContactChecker::crossings, the same test), here over one step.
+  /// Leaves pairs() as it is.
+  int crossings(const VecX& x_from, const VecX& x_to) const;
+
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
   /// x_from + t (x_to - x_from), with a margin (capsule_time_of_impact's `keep`).
   /// `checked`, when given, says which pairs count (all by default).

@@ -163,6 +163,10 @@ struct StepReport {
   /// Rod-rod contact at the end of the step (model.rod_contact.enabled only).
   RodContactStats rod_contact;
   int ccd_limited = 0;  ///< line searches whose first trial CCD shortened (rod-rod contact), all iterations
+  /// Rod-rod contact: pairs of segments whose centre lines met on the straight motion of the
+  /// step (of each committed substep), not meeting at its start: segments that passed through
+  /// each other (RodContact::crossings, check-contact's test), summed over substeps.
+  int rod_crossings = 0;
   /// Rod contact as constraints (rod_contact.method "constraints"): the step's rows (pairs and
   /// vertex-collider contacts near each other on its path; of a split step, its substeps' most)
   /// and those pressed at its end (normal impulse > 0); the impulse solves' Gauss-Seidel sweeps

@@ -25,7 +25,8 @@ class FrameStats {
   /// at the end of any of the steps [N]); with
   /// rod-rod contact, rod_contact {pairs (gap below g^ at the frame), candidates, overlapping
   /// (pairs left out: they started inside each other), min_gap [m] and min_gap_fraction (of the smaller radius) over the steps since the
-  /// last frame, absent when no two segments came near, ccd_limited (line searches CCD shortened)}.
+  /// last frame, absent when no two segments came near, ccd_limited (line searches CCD shortened),
+  /// crossings (pairs whose centre lines met during a step, summed over the steps)}.
   nlohmann::json take(const EnergyBreakdown& energies);
 
  private:
@@ -60,6 +61,7 @@ class FrameStats {
   double rod_min_gap_ = std::numeric_limits<double>::infinity();           // over the steps [m]
   double rod_min_gap_fraction_ = std::numeric_limits<double>::infinity();  // of the smaller radius
   long long ccd_limited_ = 0;  // line searches CCD shortened, over the steps
+  long long rod_crossings_ = 0;  // pairs that passed through each other, over the steps (StepReport::rod_crossings)
 };
 
 /// The `contact` stats of a frame, from the last step's report and sums over its `steps`:

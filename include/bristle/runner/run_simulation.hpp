@@ -96,6 +96,10 @@ struct RunQuality {
   /// smaller radius (0: none), and when [s].
   double deepest_overlap = 0.0;
   double overlap_time = 0.0;
+  /// Rod contact: pairs of segments that passed through each other during a step
+  /// (StepReport::rod_crossings), over the run, and the end time of the first such step [s].
+  long long crossings = 0;
+  double first_crossing_time = -1.0;
 };
 
 struct RunResult {
