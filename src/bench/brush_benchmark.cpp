@@ -107,6 +107,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     result.unconverged_rod_steps += report.unconverged_rods;
     result.rod_contact_pairs_max = std::max(result.rod_contact_pairs_max, report.rod_contact.pairs);
     result.min_gap_fraction = std::min(result.min_gap_fraction, report.rod_contact.min_gap_fraction);
+    result.crossings += report.rod_crossings;
     result.collider_contacts_max = std::max(result.collider_contacts_max, report.contact.contact_count());
     result.max_depth_fraction = std::max(result.max_depth_fraction, report.contact.max_penetration_fraction);
     result.max_edge_strain = std::max(result.max_edge_strain, largest_edge_strain(model, state.positions));
@@ -141,6 +142,7 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["rod_contact_pairs_max"] = rod_contact_pairs_max;
   // JSON has no infinity: no pair came near, null.
   j["min_gap_fraction"] = std::isfinite(min_gap_fraction) ? nlohmann::json(min_gap_fraction) : nlohmann::json();
+  j["crossings"] = crossings;
   j["collider_contacts_max"] = collider_contacts_max;
   j["max_edge_strain"] = max_edge_strain;
   j["max_depth_fraction"] = max_depth_fraction;

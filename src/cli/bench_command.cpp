@@ -81,7 +81,8 @@ const char* const kUsage =
     "contact on and every solver setting a scene's default. Prints microseconds per vertex-step,\n"
     "CG and Newton iterations, unconverged steps, the most rod-contact pairs and paper contacts\n"
     "of a step, the smallest gap between bristles and the deepest vertex in the paper (fractions\n"
-    "of the radius), the largest edge strain, and a CRC-32 of the last positions.\n"
+    "of the radius), the pairs of segments that passed through each other during a step, the\n"
+    "largest edge strain, and a CRC-32 of the last positions.\n"
     "  --rows N, --columns N  the bristle grid (default 25 x 40)\n"
     "  --segments S       edges per bristle, at least 2 (default 20)\n"
     "  --dt S, --duration S  (default 1/60 s and 1.2 s)\n"
@@ -199,6 +200,7 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
     out << r.min_gap_fraction << " of the radius between bristles\n";
   else
     out << "none measured (no two bristles near each other" << (settings.rod_contact ? "" : ", or contact off") << ")\n";
+  if (settings.rod_contact) out << "crossings          " << r.crossings << " pairs of segments passed through each other\n";
   out << "deepest in paper   " << r.max_depth_fraction << " of the radius\n"
       << "largest edge strain " << r.max_edge_strain << "\n"
       << "peak memory        " << fixed(r.peak_rss_bytes / 1048576.0, 1) << " MiB\n";

@@ -53,6 +53,9 @@ struct BrushBenchmarkResult {
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
   /// +inf when no two segments came near each other (or rod contact is off).
   double min_gap_fraction = 0.0;
+  /// Pairs of segments that passed through each other during a step (StepReport::rod_crossings,
+  /// rod contact on), over the run
+  long long crossings = 0;
   int collider_contacts_max = 0;     ///< most vertices in contact with the paper after one step
   double max_edge_strain = 0.0;      ///< largest |l / l_rest - 1| of any edge after any step
   double max_depth_fraction = 0.0;   ///< deepest vertex surface into the paper, / the radius
