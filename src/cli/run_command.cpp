@@ -54,7 +54,8 @@ void print_run_warnings(const RunQuality& q, long long steps, std::ostream& err)
   if (q.crossings > 0)
     err << "warning: " << q.crossings << (q.crossings == 1 ? " pair of segments" : " pairs of segments")
         << " passed through each other during steps, the first by t = " << format_number(q.first_crossing_time)
-        << " s (the frames' rod_contact.crossings; bristle check-contact names them)\n";
+        << " s (the frames' rod_contact.crossings say which frames; with one unsplit step a frame, bristle "
+        << "check-contact names the pairs)\n";
 }
 
 const char* const kUsage =

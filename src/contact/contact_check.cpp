@@ -102,6 +102,21 @@ double crossing_distance(double r_a, double r_b, double scale) {
                   64.0 * std::numeric_limits<double>::epsilon() * scale);
 }
 
+AxisBox crossing_box(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, double radius, double rounding) {
+  const Vec3 grow = Vec3::Constant(kCrossingDistanceFraction * radius + rounding);
+  AxisBox box;
+  box.lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
+  box.hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
+  return box;
+}
+
+CentreLineMeeting pair_crossing(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, const Vec3& r0,
+                                const Vec3& r1, const Vec3& s0, const Vec3& s1, double r_a, double r_b) {
+  const double scale = std::max({max_abs(p0), max_abs(p1), max_abs(q0), max_abs(q1), max_abs(r0), max_abs(r1),
+                                 max_abs(s0), max_abs(s1)});
+  return centre_lines_meet(p0, p1, q0, q1, r0 - p0, r1 - p1, s0 - q0, s1 - q1, crossing_distance(r_a, r_b, scale));
+}
+
 ContactChecker::ContactChecker(std::vector<ContactCheckRod> rods, bool self, int threads)
     : self_(self), threads_(std::max(threads, 1)) {
   for (int r = 0; r < static_cast<int>(rods.size()); ++r) {
@@ -183,11 +198,8 @@ std::vector<SegmentPairCrossing> ContactChecker::crossings(const CentreLines& fr
   std::vector<AxisBox> boxes(n);
   for (int k = 0; k < n; ++k) {
     const Segment& s = segments_[k];
-    const Vec3 &a = from[s.rod][s.index], &b = from[s.rod][s.index + 1];
-    const Vec3 &c = to[s.rod][s.index], &d = to[s.rod][s.index + 1];
-    const Vec3 grow = Vec3::Constant(kCrossingDistanceFraction * s.radius + rounding);
-    boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
-    boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
+    boxes[k] = crossing_box(from[s.rod][s.index], from[s.rod][s.index + 1], to[s.rod][s.index],
+                            to[s.rod][s.index + 1], s.radius, rounding);
   }
   const auto candidates =
       overlapping_box_pairs(boxes, [&](int i, int j) { return excluded(segments_[i], segments_[j]); });
@@ -201,16 +213,13 @@ std::vector<SegmentPairCrossing> ContactChecker::crossings(const CentreLines& fr
     const Vec3 &q0 = from[q.rod][q.index], &q1 = from[q.rod][q.index + 1];
     const Vec3 &r0 = to[p.rod][p.index], &r1 = to[p.rod][p.index + 1];
     const Vec3 &s0 = to[q.rod][q.index], &s1 = to[q.rod][q.index + 1];
-    const double pair_scale = std::max({max_abs(p0), max_abs(p1), max_abs(q0), max_abs(q1), max_abs(r0),
-                                        max_abs(r1), max_abs(s0), max_abs(s1)});
-    met[c] = centre_lines_meet(p0, p1, q0, q1, r0 - p0, r1 - p1, s0 - q0, s1 - q1,
-                               crossing_distance(p.radius, q.radius, pair_scale));
+    met[c] = pair_crossing(p0, p1, q0, q1, r0, r1, s0, s1, p.radius, q.radius);
   }
   std::vector<SegmentPairCrossing> result;
   for (int c = 0; c < count; ++c) {
     // Centre lines already meeting at `from` met before (or the run started so): the
     // overlap at that frame reports them, and they are no new crossing.
-    if (!met[c].met || met[c].t == 0.0) continue;
+    if (!new_crossing(met[c])) continue;
     const Segment& p = segments_[candidates[c].first];
     const Segment& q = segments_[candidates[c].second];
     result.push_back({p.rod, p.index, q.rod, q.index, met[c].t, met[c].distance, met[c].undecided});

@@ -297,29 +297,34 @@ RodContactStats RodContact::measure_all(const VecX& x) const {
 }
 
 int RodContact::crossings(const VecX& x_from, const VecX& x_to) const {
-  std::vector<RodContactPair> pairs;
-  int left_out = 0;
-  // Every candidate, whatever its distance at x_from (a floor below any distance): the boxes
-  // are grown by the radii, far more than the centre lines' meeting distance.
-  collect(x_from, x_to, pairs, left_out, -1.0);
-  const int count = static_cast<int>(pairs.size());
-  int met = 0;
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : met) num_threads(threads_) if (threads_ > 1 && count > 256)
-  for (int k = 0; k < count; ++k) {
-    const RodContactPair& pair = pairs[k];
-    const auto& d = pair.dofs;
-    const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
-    const Vec3 r0 = point(x_to, d[0]), r1 = point(x_to, d[1]), s0 = point(x_to, d[2]), s1 = point(x_to, d[3]);
-    const double scale = std::max({p0.cwiseAbs().maxCoeff(), p1.cwiseAbs().maxCoeff(), q0.cwiseAbs().maxCoeff(),
-                                   q1.cwiseAbs().maxCoeff(), r0.cwiseAbs().maxCoeff(), r1.cwiseAbs().maxCoeff(),
-                                   s0.cwiseAbs().maxCoeff(), s1.cwiseAbs().maxCoeff()});
-    const CentreLineMeeting meeting =
-        centre_lines_meet(p0, p1, q0, q1, r0 - p0, r1 - p1, s0 - q0, s1 - q1,
-                          crossing_distance(segments_[pair.segment_a].radius, segments_[pair.segment_b].radius, scale));
-    // Centre lines meeting at x_from met before: no new crossing (as check-contact counts).
-    if (meeting.met && meeting.t > 0.0) ++met;
+  if (!enabled_) return 0;
+  // ContactChecker::crossings' test, over this step: the same boxes, pairs and narrow phase.
+  double scale = 0.0;
+  for (const Segment& s : segments_)
+    for (const int dof : {s.dof0, s.dof1})
+      scale = std::max({scale, point(x_from, dof).cwiseAbs().maxCoeff(), point(x_to, dof).cwiseAbs().maxCoeff()});
+  const double rounding = crossing_distance(0.0, 0.0, scale);
+  std::vector<AxisBox> boxes(segments_.size());
+  for (std::size_t k = 0; k < segments_.size(); ++k) {
+    const Segment& s = segments_[k];
+    boxes[k] = crossing_box(point(x_from, s.dof0), point(x_from, s.dof1), point(x_to, s.dof0), point(x_to, s.dof1),
+                            s.radius, rounding);
   }
-  return met;
+  const auto candidates = overlapping_box_pairs(
+      boxes, [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_);
+  const int count = static_cast<int>(candidates.size());
+  int crossed = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : crossed) num_threads(threads_) if (threads_ > 1 && count > 256)
+  for (int c = 0; c < count; ++c) {
+    const Segment& a = segments_[candidates[c].first];
+    const Segment& b = segments_[candidates[c].second];
+    const CentreLineMeeting meeting =
+        pair_crossing(point(x_from, a.dof0), point(x_from, a.dof1), point(x_from, b.dof0), point(x_from, b.dof1),
+                      point(x_to, a.dof0), point(x_to, a.dof1), point(x_to, b.dof0), point(x_to, b.dof1), a.radius,
+                      b.radius);
+    if (new_crossing(meeting)) ++crossed;
+  }
+  return crossed;
 }
 
 RodContactStats RodContact::measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs,

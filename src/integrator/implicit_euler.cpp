@@ -1305,6 +1305,10 @@ void ImplicitEuler::commit(State& state, StepContext& ctx) {
     ctx.x1[dof] = x0[dof] + dt * v0[dof];
     ctx.v[dof] = v0[dof];
   }
+  // Rod contact: did the committed motion pass segments through each other? Not with the
+  // barrier's clear path, unless cut short at the last split; the constraints' rows hold only
+  // to first order and only where the first solve's path met a pair.
+  ctx.report.rod_crossings = rod_contact_.crossings(x0, ctx.x1);
   // History for BDF2 and the predicted guess: where this step began.
   const int dofs = layout.dof_count();
   previous_x0_.resize(dofs);
@@ -2043,10 +2047,6 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   }
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
     if (contact_.enabled()) contact_.report(ctx.x1, ctx.h, ctx.report.contact);
-    // Rod contact: did the committed motion pass segments through each other? Not with the
-    // barrier's clear path, unless cut short at the last split; the constraints' rows hold only
-    // to first order and only where the first solve's path met a pair.
-    if (barrier_ || constraints_) ctx.report.rod_crossings = rod_contact_.crossings(*ctx.x0, ctx.x1);
     commit(state, ctx);
     if (barrier_) {
       // The pairs near each other where the step ended: its stats, and the barrier's elements
@@ -2103,6 +2103,7 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
       state = saved;
       assembler_.restore_element_state(saved_frames);
       total.ok = false;
+      total.rod_crossings = 0;  // the first half's motion is undone
       total.failure = part.failure;
       total.failed_rod = part.failed_rod;
       total.failed_vertex = part.failed_vertex;

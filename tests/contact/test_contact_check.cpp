@@ -287,6 +287,73 @@ TEST_CASE("contact check: the same result for every thread count") {
   for (std::size_t k = 0; k < o1.beyond.size(); ++k) CHECK(o1.beyond[k].depth == o2.beyond[k].depth);
 }
 
+TEST_CASE("contact check: a run's count of crossings in a step (RodContact::crossings) is the checker's, in 2D and 3D") {
+  // 30 random rods of 8 edges tumbling through each other, near the origin and 1e12 m away
+  // (where the coordinates' rounding, not the radii, sets how close centre lines must come),
+  // with and without self-contact, on one thread and two.
+  for (const int dimension : {2, 3}) {
+    for (const double offset : {0.0, 1e12}) {
+      for (const bool self : {true, false}) {
+        CAPTURE(dimension);
+        CAPTURE(offset);
+        CAPTURE(self);
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        auto random_vector = [&](double size) {
+          return Vec3(size * u(rng), size * u(rng), dimension == 3 ? size * u(rng) : 0.0);
+        };
+        std::vector<Rod> rods;
+        std::vector<std::vector<Vec3>> ends;
+        for (int k = 0; k < 30; ++k) {
+          const Material material = make_material(1000.0, 0.001 * (1.0 + 0.5 * u(rng)), 1e6);
+          const Vec3 start = Vec3::Constant(offset) + random_vector(0.02);
+          const Vec3 direction = random_vector(1.0).normalized();
+          std::vector<Vec3> a, b;
+          const Vec3 shift = random_vector(0.01);
+          for (int i = 0; i <= 8; ++i) {
+            a.push_back(start + 0.005 * i * direction);
+            b.push_back(a.back() + shift + random_vector(0.001 * i));
+          }
+          if (dimension == 2) {
+            for (Vec3& x : a) x.z() = 0.0;
+          }
+          rods.push_back(rod_from_vertices(a, dimension, {}, material, RestShape::Initial, "r" + std::to_string(k)));
+          ends.push_back(b);
+        }
+        Model model = make_model(dimension, std::move(rods));
+        model.rod_contact.enabled = true;
+        model.rod_contact.self = self;
+        const VecX from = initial_state(model).positions;
+        VecX to = from;
+        CentreLines from_lines, to_lines;
+        std::vector<ContactCheckRod> check_rods;
+        for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+          std::vector<Vec3> f, t;
+          for (int i = 0; i <= 8; ++i) {
+            const int dof = model.layout.vertex_dof(r, i);
+            Vec3 x = Vec3::Zero(), y = ends[r][i];
+            x.head(dimension) = from.segment(dof, dimension);
+            if (dimension == 2) y.z() = 0.0;
+            to.segment(dof, dimension) = y.head(dimension);
+            f.push_back(x);
+            t.push_back(y);
+          }
+          from_lines.push_back(f);
+          to_lines.push_back(t);
+          check_rods.push_back({model.rods[r].material.radius, model.rods[r].rest_lengths});
+        }
+        const std::size_t expected = ContactChecker(check_rods, self).crossings(from_lines, to_lines).size();
+        CHECK(expected > 10);
+        for (const int threads : {1, 2}) {
+          RodContact contact(model, model.dof_masses());
+          contact.set_threads(threads);
+          CHECK(contact.crossings(from, to) == static_cast<int>(expected));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds them") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(0.0, 1.0);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bristle/contact/box_pairs.hpp"
 #include "bristle/math/types.hpp"
 
 namespace bristle {
@@ -59,6 +60,19 @@ CentreLineMeeting centre_lines_meet(const Vec3& p0, const Vec3& p1, const Vec3& 
 /// coordinates up to `scale` in magnitude: max(kCrossingDistanceFraction min(r_a, r_b),
 /// 64 eps scale), so that rounding in the distance never hides a meeting.
 double crossing_distance(double r_a, double r_b, double scale);
+
+/// The box a segment moving from (a, b) to (c, d) sweeps, grown so that a segment whose centre
+/// line comes within crossing_distance of its own has a box that overlaps it: by
+/// kCrossingDistanceFraction radius plus `rounding` (crossing_distance(0, 0, scale) with the
+/// largest coordinate of all the segments checked), each of the pair's two boxes one share.
+AxisBox crossing_box(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, double radius, double rounding);
+
+/// The crossing test of one pair of segments of radii r_a, r_b, moving on straight lines from
+/// p0-p1 and q0-q1 to r0-r1 and s0-s1: centre_lines_meet with that pair's crossing_distance.
+/// A crossing is a meeting that is not already one at the start (new_crossing).
+CentreLineMeeting pair_crossing(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, const Vec3& r0,
+                                const Vec3& r1, const Vec3& s0, const Vec3& s1, double r_a, double r_b);
+inline bool new_crossing(const CentreLineMeeting& meeting) { return meeting.met && meeting.t > 0.0; }
 
 /// A rod as the check needs it: its radius and rest lengths (which decide the pairs of one rod).
 struct ContactCheckRod {
