@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <thread>
@@ -59,9 +60,10 @@ const char* const kUsage =
     "Status: complete; failed (the simulation failed; its frames so far are kept); invalid\n"
     "(the scene was refused; the log names the JSON pointer); render failed (--render only);\n"
     "crashed (the worker was killed by a signal); interrupted, not run (Ctrl-C, below).\n"
-    "A complete scene whose run warned about its accuracy (steps above the solver's tolerance,\n"
-    "vertices deep in a collider, overlapping segments: see `bristle run --help`) has its\n"
-    "warnings listed under the table (in --json, each scene's \"warnings\").\n"
+    "A complete scene whose run printed warnings (about the scene as loaded, or about the run's\n"
+    "accuracy: steps above the solver's tolerance, vertices deep in a collider, overlapping or\n"
+    "crossing segments; see `bristle run --help`) has them listed under the table, the last 16\n"
+    "at most (in --json, each scene's \"warnings\"), and counted in its line on stderr.\n"
     "For batches larger than one machine, see docs/batch.md (GNU parallel and Slurm recipes).\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops every running scene within its step (its manifest says\n"
@@ -156,10 +158,20 @@ std::string first_line_after(const std::string& log_path, const std::string& pre
   return line.size() > 160 ? line.substr(0, 157) + "..." : line;
 }
 
-// The warnings a completed `bristle run` printed about its own accuracy (unconverged steps,
-// vertices deep in a collider, overlapping segments; docs/cli.md, "bristle run"), so that a
-// batch does not report such a scene as plainly complete.
-std::vector<std::string> run_warnings(const Job& job) { return lines_after(job.log_path, "warning: ", 16); }
+// The warnings a completed `bristle run` printed: about the scene as loaded, and at its end
+// about its own accuracy (unconverged steps, vertices deep in a collider, overlapping or
+// crossing segments; docs/cli.md, "bristle run"), so that a batch does not report such a scene
+// as plainly complete. The accuracy warnings come last: of many, the last kShownWarnings are
+// kept, after a line saying how many earlier ones the log holds.
+constexpr std::size_t kShownWarnings = 16;
+std::vector<std::string> run_warnings(const Job& job) {
+  std::vector<std::string> all = lines_after(job.log_path, "warning: ", std::numeric_limits<std::size_t>::max());
+  if (all.size() <= kShownWarnings) return all;
+  const std::size_t earlier = all.size() - kShownWarnings + 1;
+  std::vector<std::string> shown{std::to_string(earlier) + " earlier warnings are in " + job.log_path};
+  shown.insert(shown.end(), all.end() - static_cast<std::ptrdiff_t>(kShownWarnings - 1), all.end());
+  return shown;
+}
 
 // Why a scene did not complete: its worker's first "error: ..." line, or for an interrupted
 // run the line saying where it stopped.

@@ -52,7 +52,10 @@ std::vector<std::string> describe_overlaps(const Scene& scene, const OverlapRepo
           (report.rod_pairs == 1 ? "" : "s") +
           " of rods at the initial positions: the rods start inside each other, and " +
           (scene.model.rod_contact.enabled
-               ? "rod contact leaves pairs that start inside each other unconstrained until they separate"
+               ? (scene.model.rod_contact.method == RodContactMethod::Constraints
+                      ? "rod contact as constraints leaves pairs whose centre lines are closer than half the sum "
+                        "of their radii free until they are not"
+                      : "rod contact leaves pairs that start inside each other unconstrained until they separate")
                : "rod contact is off in this scene, so nothing keeps rods apart (\"rod_contact\": {\"enabled\": true} turns it on)");
   if (!report.complete) head += " (the check stopped there)";
   lines.push_back(head);

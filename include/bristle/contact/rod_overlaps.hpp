@@ -1,8 +1,8 @@
 #pragma once
 /// Rods that interpenetrate: pairs of segments whose capsules (the segment swept by a ball of
 /// the rod's radius) overlap. `bristle validate` reports them at the initial positions
-/// (docs/contact.md, "Overlapping rods"); rod-rod contact is not simulated yet, and will
-/// start from the same geometry.
+/// (docs/contact.md, "Rods that start inside each other"); rod-rod contact
+/// (contact/rod_contact.hpp) uses the same distance between segments.
 ///
 /// Which pairs count. Segment j of a rod joins its vertices j and j + 1. Two segments overlap
 /// when their centre lines pass closer than r_a + r_b (contact/segment_distance.hpp), by more
