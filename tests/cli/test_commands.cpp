@@ -279,6 +279,12 @@ TEST_CASE("cli run warns when segments passed through each other during steps, w
   REQUIRE(crossings > 0);
   CHECK(contains(o.err, "warning: " + std::to_string(crossings) +
                             " pairs of segments passed through each other during steps, the first by t = "));
+  // check-contact prints the run's own count beside its own (one step a frame: the same).
+  const Outcome checked = run({"check-contact", folder / "out"});
+  CHECK(checked.code == 1);
+  CHECK(contains(checked.out, "crossings between frames: " + std::to_string(crossings) + ";"));
+  CHECK(contains(checked.out, "crossings in the run's own steps: " + std::to_string(crossings) +
+                                  " (the frames' rod_contact.crossings, each step's straight motion)\n"));
 }
 
 TEST_CASE("cli run then compare: same, one vertex moved, a frame missing, unreadable") {
