@@ -23,9 +23,28 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
+namespace {
+
+/// The painter's stroke's handle keys for a tuft whose lowest vertex starts at height `lowest`
+/// [m] with its axis `tilt` [rad] from the vertical: down to 0.3 mm above the paper by 0.2 s
+/// (the tips land at the smooth interpolation's slow start of the press), 4 mm along the axis
+/// further by 0.4 s, 4 cm along +x by 0.9 s, 14 mm up by 1.15 s.
+nlohmann::json painter_keys(double lowest, double tilt) {
+  const double touch = -(lowest - 0.0003);
+  const double pressed = -(lowest + 0.004 * std::cos(tilt));
+  return {{{"time", 0.0}},
+          {{"time", 0.2}, {"translation", {0, touch, 0}}},
+          {{"time", 0.4}, {"translation", {0, pressed, 0}}},
+          {{"time", 0.9}, {"translation", {0.04, pressed, 0}}},
+          {{"time", 1.15}, {"translation", {0.045, pressed + 0.014, 0}}}};
+}
+
+}  // namespace
+
 std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
   // brush_stroke.json's brush, paper and stroke, with rows x columns bristles of `segments`
   // edges; no solver keys (the defaults).
+  const double tilt = settings.tilt;
   nlohmann::json scene = {
       {"format", "bristle-scene/1"},
       {"name", "brush_benchmark"},
@@ -41,7 +60,7 @@ std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
           {{"type", "brush"},
            {"layout", {{"type", "grid"}, {"rows", settings.rows}, {"columns", settings.columns}, {"spacing", 0.0005}}},
            {"root", {0, 0.028, 0}},
-           {"direction", {0, -1, 0}},
+           {"direction", tilt > 0.0 ? nlohmann::json{-std::sin(tilt), -std::cos(tilt), 0} : nlohmann::json{0, -1, 0}},
            {"length", 0.025},
            {"segments", settings.segments},
            {"jitter", {{"length", 0.05}, {"direction", 0.12}, {"seed", 3}}}}},
@@ -62,6 +81,18 @@ std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
            {{"time", 1.15},
             {"translation", {0.045, 0.006, 0}},
             {"rotation", {{"axis", {0, 0, 1}}, {"angle", 0.0}}}}}}}}}};
+  if (tilt > 0.0) {
+    // The keys depend on where the jittered tips start: the scene is planted once to find the
+    // lowest vertex, as a user would read it off frame 0.
+    const Scene planted = load_scene_from_string(scene.dump(), "brush benchmark");
+    const State start = initial_state(planted.model);
+    double lowest = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < static_cast<int>(planted.model.rods.size()); ++r)
+      for (int i = 0; i < planted.model.rods[r].vertex_count(); ++i)
+        lowest = std::min(lowest, vertex_position(planted.model, start.positions, r, i).y());
+    scene["name"] = "brush_benchmark_painter";
+    scene["handles"][0]["keys"] = painter_keys(lowest, tilt);
+  }
   return scene.dump(1);
 }
 

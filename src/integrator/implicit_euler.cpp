@@ -19,6 +19,10 @@ constexpr int kParallelDofs = 20000;
 constexpr int kParallelRodDofs = 4096;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
+// With rod contact, a step still leaving a vertex deeper than this fraction of its radius in a
+// collider after kContactIterations goes on, up to max_newton_iterations (run_converged). The
+// depth at which `bristle run` warns (docs/contact.md, "Limits").
+constexpr double kDeepInCollider = 0.1;
 // A Newton step in collider contact is halved (at most kContactStrainHalvings times) until no
 // edge is strained by more than this, kContactStrainSlack times the previous iterate's largest
 // strain, or twice the start's (limit_contact_step_by_strain). Rods under the forces of the bundled scenes strain by under
@@ -972,6 +976,19 @@ void ImplicitEuler::carry_with_handles(StepContext& ctx) {
   ctx.report.assembly_seconds += seconds_since(start);
 }
 
+bool ImplicitEuler::deep_iterate_may_go_on(const StepContext& ctx, int k) const {
+  // kContactIterations is for the constraint solver, whose iterates can switch active sets and
+  // stick-slip states back and forth without end. With rod contact every iterate is feasible for
+  // the barrier and the last the furthest along, and an iterate may still sit deep in a collider
+  // because CCD cut each iteration short: the handle's rigid carry takes the tips of a pressed
+  // brush into the paper, and each cut iteration lifts them only part of the way (a brush at a
+  // painter's angle: 7.3 radii deep after 8 iterations, 0.58 after 25; docs/contact.md, "More
+  // iterations while a tip is in the paper"). Such a step goes on, as far as
+  // max_newton_iterations; one only stalled, its vertices out, stops at kContactIterations as
+  // before (more iterations there bought hair_on_sphere one converged step for 2.8 times the time).
+  return barrier_ && k < settings_.max_newton_iterations && contact_.max_penetration_fraction(ctx.x1) > kDeepInCollider;
+}
+
 bool ImplicitEuler::path_may_split() const {
   return settings_.converged() && !last_resort_ && split_depth_ < kPathSplits;
 }
@@ -1430,7 +1447,9 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     // (Baraff-Witkin's with the contact constraints held exactly, the solver of earlier
     // versions) included (keep_best_contact_iterate), and is counted in the report rather than
     // split again and again; so is a step whose Newton step the strain limit took nothing of.
-    if (!converged && contact && ((!contact_.contacts().empty() && k >= kContactIterations) || strain_bound_reached)) {
+    if (!converged && contact &&
+        ((!contact_.contacts().empty() && k >= kContactIterations && !deep_iterate_may_go_on(ctx, k)) ||
+         strain_bound_reached)) {
       ctx.report.converged = false;
       if (!barrier)
         ctx.report.unconverged_rods += rods_above_tolerance(ctx, ctx.dv_free);

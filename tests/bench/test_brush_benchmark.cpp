@@ -2,12 +2,14 @@
 // rod-contact issue asks for, loaded as a user's scene is; a tiny run reports its steps and
 // contacts and gives the same positions on one and two threads. Speed is never asserted here.
 
+#include <algorithm>
 #include <cmath>
 
 #include <doctest/doctest.h>
 
 #include "bristle/bench/brush_benchmark.hpp"
 #include "bristle/contact/rod_overlaps.hpp"
+#include "bristle/model/model.hpp"
 #include "bristle/scene/load_scene.hpp"
 
 using namespace bristle;
@@ -77,4 +79,43 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   REQUIRE(apart_two.ok);
   CHECK(apart_two.positions_crc == apart.positions_crc);
   CHECK(apart_two.contact_rod_solves == apart.contact_rod_solves);
+}
+
+TEST_CASE("brush benchmark: --tilt holds the tuft at a painter's angle, its lowest tip 0.3 mm above the paper at 0.2 s") {
+  BrushBenchmarkSettings settings;
+  settings.rows = 5;
+  settings.columns = 4;
+  settings.segments = 8;
+  settings.tilt = 0.9;
+  const nlohmann::json text = nlohmann::json::parse(brush_benchmark_scene(settings));
+  const Scene scene = load_scene_from_string(text.dump(), "brush benchmark");
+  REQUIRE(scene.model.rods.size() == 20);
+  CHECK(find_initial_overlaps(scene.model).overlaps.empty());
+  // Every bristle leans back from the stroke (+x): its tip behind and below its root, about
+  // 0.9 rad from the vertical (the jitter turns each by at most 0.12 rad).
+  const State start = initial_state(scene.model);
+  double lowest = 1.0;
+  for (int r = 0; r < static_cast<int>(scene.model.rods.size()); ++r) {
+    const int last = scene.model.rods[r].vertex_count() - 1;
+    const Vec3 axis = vertex_position(scene.model, start.positions, r, last) - vertex_position(scene.model, start.positions, r, 0);
+    CHECK(axis.x() < 0.0);
+    CHECK(std::abs(std::acos(-axis.normalized().y()) - 0.9) <= 0.12 + 1e-9);
+    for (int i = 0; i <= last; ++i) lowest = std::min(lowest, vertex_position(scene.model, start.positions, r, i).y());
+  }
+  // The keys: down to 0.3 mm above the paper by 0.2 s, then 4 mm along the axis (its vertical
+  // part 4 cos 0.9 mm) by 0.4 s, held through the drag (4 cm along x by 0.9 s), lifted by 1.15 s.
+  const nlohmann::json& keys = text["handles"][0]["keys"];
+  REQUIRE(keys.size() == 5);
+  CHECK(keys[1]["time"] == 0.2);
+  CHECK(lowest + keys[1]["translation"][1].get<double>() == doctest::Approx(0.0003).epsilon(1e-9));
+  CHECK(lowest + keys[2]["translation"][1].get<double>() == doctest::Approx(-0.004 * std::cos(0.9)).epsilon(1e-9));
+  CHECK(keys[3]["translation"][0] == 0.04);
+  CHECK(keys[3]["translation"][1] == keys[2]["translation"][1]);
+  CHECK(keys[4]["time"] == 1.15);
+
+  // Vertical (0, the default): brush_stroke.json's press, as before.
+  settings.tilt = 0.0;
+  const nlohmann::json vertical = nlohmann::json::parse(brush_benchmark_scene(settings));
+  CHECK(vertical["rods"][0]["generator"]["direction"].dump() == "[0,-1,0]");
+  CHECK(vertical["handles"][0]["keys"][1]["translation"] == nlohmann::json({0, -0.008, 0}));
 }

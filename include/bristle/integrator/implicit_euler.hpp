@@ -423,6 +423,9 @@ class ImplicitEuler {
   bool clear_path(StepContext& ctx);
   /// Whether a step whose straight motion is not clear is split rather than cut short.
   bool path_may_split() const;
+  /// With rod contact, whether a step past kContactIterations goes on because its iterate still
+  /// leaves a vertex deep in a collider (run_converged).
+  bool deep_iterate_may_go_on(const StepContext& ctx, int k) const;
 
   const Model& model_;
   SolverSettings settings_;
