@@ -42,8 +42,9 @@ nlohmann::json painter_keys(double lowest, double tilt) {
 }  // namespace
 
 std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
-  // brush_stroke.json's brush, paper and stroke, with rows x columns bristles of `segments`
-  // edges; no solver keys (the defaults).
+  // brush_stroke.json's bristles and paper, with rows x columns bristles of `segments` edges,
+  // held vertical with tests/contact/vertical_brush.json's stroke or tilted with the painter's
+  // stroke; no solver keys (the defaults).
   const double tilt = settings.tilt;
   nlohmann::json scene = {
       {"format", "bristle-scene/1"},

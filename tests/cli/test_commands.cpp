@@ -30,6 +30,10 @@ Outcome run(const std::vector<std::string>& args) { return test::run_cli_capture
 
 std::string scene(const std::string& name) { return std::string(test::kScenesDir) + "/" + name + ".json"; }
 
+// brush_stroke.json as it was until 2026-12-02: the tuft held vertical and pressed end-on, rod
+// contact off; the bundled scene now holds it at a painter's angle (docs/contact.md).
+std::string vertical_brush() { return std::string(test::kTestsDir) + "/contact/vertical_brush.json"; }
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
@@ -228,11 +232,12 @@ TEST_CASE("cli run refuses bad scenes and non-empty folders without writing") {
 }
 
 TEST_CASE("cli run warns after a run whose steps ended above the tolerance, with the frames' counts") {
-  // brush_stroke.json's tuft cut to 4 x 4 bristles with the default solver, pressed and dragged
-  // for 0.6 s: some steps stall where the tips stick and slip (test_scene_handles.cpp). The run
-  // completes; the warning counts what the frames' stats count, and says so even with --quiet.
+  // The vertical brush's tuft (tests/contact/vertical_brush.json) cut to 4 x 4 bristles with the
+  // default solver, pressed and dragged for 0.6 s: some steps stall where the tips stick and slip
+  // (test_scene_handles.cpp). The run completes; the warning counts what the frames' stats count,
+  // and says so even with --quiet.
   test::TempFolder folder("cli-run-warnings");
-  nlohmann::json edited = nlohmann::json::parse(std::ifstream(scene("brush_stroke")));
+  nlohmann::json edited = nlohmann::json::parse(std::ifstream(vertical_brush()));
   edited["solver"].erase("newton_iterations");
   edited["time"]["duration"] = 0.6;
   edited["rods"][0]["generator"]["layout"]["rows"] = 4;
@@ -259,11 +264,12 @@ TEST_CASE("cli run warns after a run whose steps ended above the tolerance, with
 }
 
 TEST_CASE("cli run warns when segments passed through each other during steps, with the frames' count") {
-  // A 5 x 5 cut of brush_stroke.json's tuft with rod contact as constraints in one linearised
-  // solve a step: its bristles swing through each other where the tips buckle on the paper
-  // (test_scene_handles.cpp counts the same crossings with check-contact's test).
+  // A 5 x 5 cut of the vertical brush's tuft (tests/contact/vertical_brush.json) with rod contact
+  // as constraints in one linearised solve a step: its bristles swing through each other where the
+  // tips buckle on the paper (test_scene_handles.cpp counts the same crossings with check-contact's
+  // test).
   test::TempFolder folder("cli-run-crossings");
-  nlohmann::json edited = nlohmann::json::parse(std::ifstream(scene("brush_stroke")));
+  nlohmann::json edited = nlohmann::json::parse(std::ifstream(vertical_brush()));
   edited["rod_contact"] = {{"enabled", true}, {"method", "constraints"}, {"friction", 0.3}};
   edited["solver"]["newton_iterations"] = 1;
   edited["time"]["duration"] = 0.3;

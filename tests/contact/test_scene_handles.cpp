@@ -290,13 +290,14 @@ TEST_CASE("bundled contact scenes load; the seed 003 scene runs within its bound
 }
 
 TEST_CASE("rod-rod contact under a handle: a small brush pressed onto paper and dragged stays clear of itself") {
-  // brush_stroke.json's tuft cut to 4 x 4 bristles, over its pressing phase and the start of
-  // the drag (0.6 s, 36 steps). Newton's first iterate must carry the free vertices with the
-  // handle: with the roots moved alone, the descending roots ran into the bristles bent beside
-  // them (1208 overlaps and 48 crossings in a 5 x 5 tuft).
+  // The vertical brush's tuft (tests/contact/vertical_brush.json: brush_stroke.json as it was until
+  // 2026-12-02, held vertical and pressed end-on) cut to 4 x 4 bristles, over its pressing phase
+  // and the start of the drag (0.6 s, 36 steps). Newton's first iterate must carry the free
+  // vertices with the handle: with the roots moved alone, the descending roots ran into the
+  // bristles bent beside them (1208 overlaps and 48 crossings in a 5 x 5 tuft).
   test::TempFolder folder("small-brush");
   const std::string out = folder / "out";
-  const Scene loaded = run_edited_scene(std::string(test::kScenesDir) + "/brush_stroke.json",
+  const Scene loaded = run_edited_scene(std::string(test::kTestsDir) + "/contact/vertical_brush.json",
                                         [](json& scene) {
                                           scene["rod_contact"] = {{"enabled", true}};
                                           scene["time"]["duration"] = 0.6;
@@ -340,14 +341,15 @@ TEST_CASE("rod-rod contact under a handle: a small brush pressed onto paper and 
 }
 
 TEST_CASE("rod contact: each step counts the segments that passed through each other, as check-contact does") {
-  // brush_stroke.json's tuft cut to 5 x 5 bristles, rod contact as constraints taken in one
-  // linearised solve a step (newton_iterations 1): where the tips buckle on the paper, the
-  // bristles swing through neighbours whose pairs the rows never saw (docs/contact.md, "Why a
+  // The vertical brush's tuft (tests/contact/vertical_brush.json: brush_stroke.json as it was until
+  // 2026-12-02, held vertical and pressed end-on) cut to 5 x 5 bristles, rod contact as constraints
+  // taken in one linearised solve a step (newton_iterations 1): where the tips buckle on the paper,
+  // the bristles swing through neighbours whose pairs the rows never saw (docs/contact.md, "Why a
   // pressed bristle moves millimetres in one step"). One step a frame, so the straight motion
   // check-contact searches between two frames is the step's: the counts must be equal.
   test::TempFolder folder("crossings-counted");
   const std::string out = folder / "out";
-  const Scene loaded = run_edited_scene(std::string(test::kScenesDir) + "/brush_stroke.json",
+  const Scene loaded = run_edited_scene(std::string(test::kTestsDir) + "/contact/vertical_brush.json",
                                         [](json& scene) {
                                           scene["rod_contact"] = {{"enabled", true}, {"method", "constraints"}, {"friction", 0.3}};
                                           scene["solver"]["newton_iterations"] = 1;
@@ -380,16 +382,17 @@ TEST_CASE("rod contact: each step counts the segments that passed through each o
 }
 
 TEST_CASE("colliders under a handle: the default solver's stalled steps keep a pressed, dragged brush unstretched") {
-  // brush_stroke.json's tuft cut to 4 x 4 bristles, with the default (converged) solver, over
-  // its pressing phase and the start of the drag (0.6 s, 36 steps). Where the tips stick and
-  // slip on the paper, Newton stalls and the step ends on one of its iterates: the first solve,
-  // linearised about the step's start, came out of the pressed steps with bristle edges
-  // stretched by 40% to 190% (1.5 J); the best iterate by Phi kept them at 0.010, and with
-  // Newton's steps limited by strain (limit_contact_step_by_strain) 0.004. Nylon
-  // under the brush's forces (below 0.1 N) strains by less than 1e-3.
+  // The vertical brush's tuft (tests/contact/vertical_brush.json: brush_stroke.json as it was until
+  // 2026-12-02, held vertical and pressed end-on) cut to 4 x 4 bristles, with the default
+  // (converged) solver, over its pressing phase and the start of the drag (0.6 s, 36 steps). Where
+  // the tips stick and slip on the paper, Newton stalls and the step ends on one of its iterates:
+  // the first solve, linearised about the step's start, came out of the pressed steps with bristle
+  // edges stretched by 40% to 190% (1.5 J); the best iterate by Phi kept them at 0.010, and with
+  // Newton's steps limited by strain (limit_contact_step_by_strain) 0.004. Nylon under the brush's
+  // forces (below 0.1 N) strains by less than 1e-3.
   test::TempFolder folder("small-brush-default-solver");
   const std::string out = folder / "out";
-  const Scene loaded = run_edited_scene(std::string(test::kScenesDir) + "/brush_stroke.json",
+  const Scene loaded = run_edited_scene(std::string(test::kTestsDir) + "/contact/vertical_brush.json",
                                         [](json& scene) {
                                           scene["solver"].erase("newton_iterations");
                                           scene["time"]["duration"] = 0.6;
@@ -471,9 +474,9 @@ TEST_CASE("rod-rod contact with colliders: a strand far from a pile falls freely
 
 TEST_CASE("rod-rod contact: a pair pressed in a pile slows its own rods, not a strand falling far away") {
   // pile_and_faller.json with three Newton iterations a step (the fixed-count solver, as
-  // brush_stroke.json ran until 2026-11-28): CCD cuts every Newton step of the pile, whose strands press on
-  // each other. The pile's rods and the faller are not coupled, so each group of coupled rods
-  // takes the fraction its own pairs allow (ImplicitEuler::limit_step_by_ccd) and the faller
+  // brush_stroke.json ran until 2026-11-28): CCD cuts every Newton step of the pile, whose strands
+  // press on each other. The pile's rods and the faller are not coupled, so each group of coupled
+  // rods takes the fraction its own pairs allow (ImplicitEuler::limit_step_by_ccd) and the faller
   // falls freely. With one fraction for the whole scene it was still 6.0 mm up after 0.1 s.
   test::TempFolder folder("pile-and-faller-fixed");
   const std::string out = folder / "out";
