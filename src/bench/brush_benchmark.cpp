@@ -21,10 +21,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-}  // namespace
-
-namespace {
-
 /// The painter's stroke's handle keys for a tuft whose lowest vertex starts at height `lowest`
 /// [m] with its axis `tilt` [rad] from the vertical: down to 0.3 mm above the paper by 0.2 s
 /// (the tips land at the smooth interpolation's slow start of the press), 4 mm along the axis

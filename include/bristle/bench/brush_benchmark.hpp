@@ -28,8 +28,7 @@ struct BrushBenchmarkSettings {
   int threads = 1;
   bool rod_contact = true;  ///< bristle-bristle contact (the scene key rod_contact.enabled)
   /// The tuft's axis from the vertical [rad], leaning back from the stroke (+x) so the bristles
-  /// trail it, as a painter holds a brush. 0 (the default): brush_stroke.json's vertical press
-  /// (above). Above 0: the painter's stroke of docs/contact.md ("A brush held at a painter's
+  /// trail it, as a painter holds a brush. 0 (the default): the vertical press (above). Above 0: the painter's stroke of docs/contact.md ("A brush held at a painter's
   /// angle"): the handle lowers the tuft until its lowest tip is 0.3 mm above the paper at
   /// 0.2 s, presses it 4 mm further along its axis by 0.4 s, drags it 4 cm by 0.9 s and lifts
   /// it 14 mm by 1.15 s.
