@@ -111,13 +111,27 @@ constexpr double kStallFactor = 0.999;
 /// threshold a legitimate step needs several hundred iterations, so the budget is per solve,
 /// not a smaller cap per step.
 constexpr int kBudgetPerLoadStep = 2;
+/// And CG iterations, this many per Newton iteration of that budget. The per-rod factors solve
+/// an uncoupled system exactly, so a solve takes about one CG iteration per Newton iteration
+/// (scenes/validation: 458 in 469, 121 in 123). A system CG cannot solve (stiffnesses of 1e-30
+/// and 1e299 N/m in one scene, found by tools/fuzz_scenes.py) fails at every regularisation of
+/// direction(), 5 x cg_max_iterations CG iterations for each Newton iteration: 28 s for a
+/// 3-rod 2D scene before this bound, about 1 s with it.
+constexpr long long kCgIterationsPerNewtonIteration = 100;
+
+/// What is left of one static solve's work, shared by its load steps and their retries.
+struct SolveBudget {
+  int newton_iterations = 0;
+  long long cg_iterations = 0;
+  bool spent() const { return newton_iterations <= 0 || cg_iterations <= 0; }
+};
 
 /// Newton with line search on one load level. `x` is updated in place.
 class NewtonSolver {
  public:
-  /// `budget`, when given, counts down the Newton iterations left to the whole solve.
+  /// `budget`, when given, counts down the Newton and CG iterations left to the whole solve.
   NewtonSolver(const Model& model, const ContactBarrier& barrier, const StaticSettings& settings,
-               StaticResult& result, int* budget = nullptr)
+               StaticResult& result, SolveBudget* budget = nullptr)
       : layout_(model.layout), settings_(settings), result_(result), barrier_(barrier), assembler_(model),
         budget_(budget) {
     solver_.preconditioner().set_blocks(layout_.rod_free_ranges());
@@ -158,17 +172,18 @@ class NewtonSolver {
         best_at = it;
       }
       const bool stalled = it - best_at >= kStallWindow;
-      if (it >= cap || stalled || (budget_ && *budget_ <= 0)) {
+      if (it >= cap || stalled || (budget_ && budget_->spent())) {
         std::ostringstream message;
         message << "no convergence after " << it << " Newton iterations ("
                 << (stalled ? "no progress in the last " + std::to_string(kStallWindow) + " iterations"
-                    : it >= cap ? "max_iterations"
-                                : "the work budget of the whole solve")
+                    : it >= cap                           ? "max_iterations"
+                    : budget_->newton_iterations <= 0 ? "the work budget of the whole solve"
+                                                      : "the linear solves' work budget of the whole solve")
                 << ")";
         out.message = message.str();
         return out;
       }
-      if (budget_) --*budget_;
+      if (budget_) --budget_->newton_iterations;
       ++result_.iterations;
 
       for (int dof = 0; dof < layout_.dof_count(); ++dof) {
@@ -258,9 +273,15 @@ class NewtonSolver {
       for (std::size_t i = 0; i < diagonal.size(); ++i)
         k.valuePtr()[diagonal[i]] = diag_values[i] + mu * std::max(std::abs(diag_values[i]), 1e-3 * max_diag);
       if (mu > 0.0) ++result_.regularised_solves;
+      if (budget_) {
+        if (budget_->cg_iterations <= 0) break;  // steepest descent below; the solve then stops
+        solver_.setMaxIterations(static_cast<int>(
+            std::min<long long>(settings_.cg_max_iterations, budget_->cg_iterations)));
+      }
       solver_.compute(k);
       d = solver_.solve(-g);
       result_.cg_iterations += solver_.iterations();
+      if (budget_) budget_->cg_iterations -= std::max<long long>(1, solver_.iterations());
       if (solver_.info() == Eigen::Success && d.allFinite() && g.dot(d) < 0.0) return true;
     }
     // Last resort: Jacobi-preconditioned steepest descent.
@@ -278,7 +299,7 @@ class NewtonSolver {
   const ContactBarrier& barrier_;
   SystemAssembler assembler_;
   Solver solver_;
-  int* budget_;
+  SolveBudget* budget_;
 };
 
 /// Without colliders a rod with no fixed vertex can balance no net external force: no
@@ -370,7 +391,9 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
   int subdivisions = 0;
   // Split load steps retry from scratch; without a common budget a solve that cannot converge
   // would take (max_subdivisions + 1) times the iterations of one.
-  int budget = kBudgetPerLoadStep * steps * settings.max_iterations;
+  SolveBudget budget;
+  budget.newton_iterations = kBudgetPerLoadStep * steps * settings.max_iterations;
+  budget.cg_iterations = kCgIterationsPerNewtonIteration * budget.newton_iterations;
   while (!targets.empty()) {
     const double target = targets.back();
     const bool last = target >= 1.0;
@@ -386,7 +409,7 @@ StaticResult solve_static(const Model& model, State& state, const StaticSettings
       ++result.load_steps;
       continue;
     }
-    if (subdivisions >= settings.max_subdivisions || !(target - level > 1e-6) || budget <= 0) {
+    if (subdivisions >= settings.max_subdivisions || !(target - level > 1e-6) || budget.spent()) {
       // The documented form, "static solve: <reason>", naming where the force is largest.
       std::ostringstream message;
       message << "static solve: " << outcome.message << ": largest residual force " << outcome.residual << " N at "

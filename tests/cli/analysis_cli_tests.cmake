@@ -91,3 +91,9 @@ bristle_cli_number_test(run_static_column_buckles
                         "run|${_analysis}/column_2d.json|-o|${_column}|--force"
                         "rods|0|positions|16|0" 0.2 1.0
                         "-DJSON_FILE=${_column}/frames/000001.json" "-DCLEAN=${_column}")
+# A static solve whose linear systems CG cannot solve (stiffnesses of 1e-30 and 1e299 N/m in one
+# scene, fuzz seed 2026120216) stops at the solve's CG budget, in under a second, instead of
+# running 1000 Newton iterations of five failed 2000-iteration CG solves each (28 s).
+bristle_cli_exit_test(run_static_cg_budget 1
+                      "run|${PROJECT_SOURCE_DIR}/tests/fuzz/regressions/scenes/static_cg_fails_at_every_regularisation.json|-o|${_analysis_work}/static_cg_budget|--force"
+                      "-DSTDERR_MATCHES=static solve: no convergence after [0-9]+ Newton iterations .the linear solves. work budget of the whole solve.")
