@@ -119,3 +119,22 @@ TEST_CASE("brush benchmark: --tilt holds the tuft at a painter's angle, its lowe
   CHECK(vertical["rods"][0]["generator"]["direction"].dump() == "[0,-1,0]");
   CHECK(vertical["handles"][0]["keys"][1]["translation"] == nlohmann::json({0, -0.008, 0}));
 }
+
+TEST_CASE("brush benchmark: a vertical 4 x 4 brush with rod contact runs its whole stroke, tips out of the paper") {
+  // Pressed end-on, the bristles buckle against each other; as the brush lifts off (t = 1 s)
+  // a step's Newton iterations are cut short by CCD pair after pair and did not converge in 25
+  // at any split level: the run failed at step 61. Such a step now ends at its last (feasible)
+  // iterate, counted unconverged. While pressed, the handle's carry took the tips 11 radii
+  // into the paper when Newton stopped after 8 iterations; it now goes on while a tip is deep.
+  BrushBenchmarkSettings settings;
+  settings.rows = 4;
+  settings.columns = 4;
+  settings.segments = 10;
+  const BrushBenchmarkResult result = run_brush_benchmark(settings);
+  CHECK_MESSAGE(result.ok, result.failure);
+  CHECK(result.steps_taken == result.steps);
+  CHECK(result.crossings == 0);
+  CHECK(result.max_depth_fraction <= 0.1);
+  CHECK(result.max_edge_strain < 0.1);  // 0.59 with the tips deep in the paper
+  CHECK(result.unconverged_steps > 0);  // or this brush no longer exercises the last resort
+}
