@@ -23,8 +23,8 @@ double seconds_since(Clock::time_point start) {
 
 /// The painter's stroke's handle keys for a tuft whose lowest vertex starts at height `lowest`
 /// [m] with its axis `tilt` [rad] from the vertical: down to 0.3 mm above the paper by 0.2 s
-/// (the tips land at the smooth interpolation's slow start of the press), 4 mm along the axis
-/// further by 0.4 s, 4 cm along +x by 0.9 s, 14 mm up by 1.15 s.
+/// (the tips land at the smooth interpolation's slow start of the press), 4 cos(tilt) mm lower
+/// (the height of 4 mm along the axis) by 0.4 s, 4 cm along +x by 0.9 s, 14 mm up by 1.15 s.
 nlohmann::json painter_keys(double lowest, double tilt) {
   const double touch = -(lowest - 0.0003);
   const double pressed = -(lowest + 0.004 * std::cos(tilt));
@@ -38,8 +38,8 @@ nlohmann::json painter_keys(double lowest, double tilt) {
 }  // namespace
 
 std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
-  // brush_stroke.json's bristles and paper, with rows x columns bristles of `segments` edges,
-  // held vertical with tests/contact/vertical_brush.json's stroke or tilted with the painter's
+  // brush_stroke.json's bristles and paper, with rows x columns bristles of `segments` edges, held
+  // vertical with tests/contact/scenes/vertical_brush.json's stroke or tilted with the painter's
   // stroke; no solver keys (the defaults).
   const double tilt = settings.tilt;
   nlohmann::json scene = {

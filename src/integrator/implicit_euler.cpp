@@ -21,7 +21,7 @@ constexpr int kParallelRodDofs = 4096;
 constexpr int kContactIterations = 8;
 // With rod contact, a step still leaving a vertex deeper than this fraction of its radius in a
 // collider after kContactIterations goes on, up to max_newton_iterations (run_converged). The
-// depth at which `bristle run` warns (docs/contact.md, "Limits").
+// depth at which `bristle run` warns (docs/cli.md, run).
 constexpr double kDeepInCollider = 0.1;
 // A Newton step in collider contact is halved (at most kContactStrainHalvings times) until no
 // edge is strained by more than this, kContactStrainSlack times the previous iterate's largest
@@ -982,8 +982,9 @@ bool ImplicitEuler::deep_iterate_may_go_on(const StepContext& ctx, int k) const 
   // the barrier and the last the furthest along, and an iterate may still sit deep in a collider
   // because CCD cut each iteration short: the handle's rigid carry takes the tips of a pressed
   // brush into the paper, and each cut iteration lifts them only part of the way (a brush at a
-  // painter's angle: 7.3 radii deep after 8 iterations, 0.58 after 25; docs/contact.md, "More
-  // iterations while a tip is in the paper"). Such a step goes on, as far as
+  // painter's angle: 7.3 radii deep after 8 iterations, 0.53 after 25; docs/contact.md, "A
+  // brush held at a painter's angle", "More iterations while a tip is in the paper"). Such a
+  // step goes on, as far as
   // max_newton_iterations; one only stalled, its vertices out, stops at kContactIterations as
   // before (more iterations there bought hair_on_sphere one converged step for 2.8 times the time).
   return barrier_ && k < settings_.max_newton_iterations && contact_.max_penetration_fraction(ctx.x1) > kDeepInCollider;

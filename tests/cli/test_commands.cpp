@@ -32,7 +32,7 @@ std::string scene(const std::string& name) { return std::string(test::kScenesDir
 
 // brush_stroke.json as it was until 2026-12-02: the tuft held vertical and pressed end-on, rod
 // contact off; the bundled scene now holds it at a painter's angle (docs/contact.md).
-std::string vertical_brush() { return std::string(test::kTestsDir) + "/contact/vertical_brush.json"; }
+std::string vertical_brush() { return std::string(test::kTestsDir) + "/contact/scenes/vertical_brush.json"; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -232,10 +232,10 @@ TEST_CASE("cli run refuses bad scenes and non-empty folders without writing") {
 }
 
 TEST_CASE("cli run warns after a run whose steps ended above the tolerance, with the frames' counts") {
-  // The vertical brush's tuft (tests/contact/vertical_brush.json) cut to 4 x 4 bristles with the
-  // default solver, pressed and dragged for 0.6 s: some steps stall where the tips stick and slip
-  // (test_scene_handles.cpp). The run completes; the warning counts what the frames' stats count,
-  // and says so even with --quiet.
+  // The vertical brush's tuft (tests/contact/scenes/vertical_brush.json) cut to 4 x 4 bristles with
+  // the default solver, pressed and dragged for 0.6 s: some steps stall where the tips stick and
+  // slip (test_scene_handles.cpp). The run completes; the warning counts what the frames' stats
+  // count, and says so even with --quiet.
   test::TempFolder folder("cli-run-warnings");
   nlohmann::json edited = nlohmann::json::parse(std::ifstream(vertical_brush()));
   edited["solver"].erase("newton_iterations");
@@ -264,10 +264,10 @@ TEST_CASE("cli run warns after a run whose steps ended above the tolerance, with
 }
 
 TEST_CASE("cli run warns when segments passed through each other during steps, with the frames' count") {
-  // A 5 x 5 cut of the vertical brush's tuft (tests/contact/vertical_brush.json) with rod contact
-  // as constraints in one linearised solve a step: its bristles swing through each other where the
-  // tips buckle on the paper (test_scene_handles.cpp counts the same crossings with check-contact's
-  // test).
+  // A 5 x 5 cut of the vertical brush's tuft (tests/contact/scenes/vertical_brush.json) with rod
+  // contact as constraints in one linearised solve a step: its bristles swing through each other
+  // where the tips buckle on the paper (test_scene_handles.cpp counts the same crossings with
+  // check-contact's test).
   test::TempFolder folder("cli-run-crossings");
   nlohmann::json edited = nlohmann::json::parse(std::ifstream(vertical_brush()));
   edited["rod_contact"] = {{"enabled", true}, {"method", "constraints"}, {"friction", 0.3}};

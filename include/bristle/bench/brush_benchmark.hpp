@@ -3,7 +3,8 @@
 /// pressed onto paper and dragged across it, with scenes/brush_stroke.json's bristles and paper
 /// but of any size (default 1000 bristles x 20 segments, dt = 1/60 s), with bristle-bristle
 /// contact on; held vertical (the brush_stroke.json of before 2026-12-02, kept as
-/// tests/contact/vertical_brush.json) or, with `tilt`, at brush_stroke.json's painter's angle.
+/// tests/contact/scenes/vertical_brush.json) or, with `tilt`, at a painter's angle as
+/// brush_stroke.json is now.
 ///
 /// The scene is built as scene text and loaded as a user's scene is, with no solver keys:
 /// the solver is a scene's default, so the figures are what a user gets. Figures are printed,
@@ -22,16 +23,17 @@ struct BrushBenchmarkSettings {
   int segments = 20;    ///< edges per bristle
   double dt = 1.0 / 60.0;  ///< [s]
   /// Simulated time [s]: the brush touches the paper at about 0.1 s, is pressed 8 mm down by
-  /// 0.4 s, dragged 4 cm by 0.9 s and lifted by 1.15 s (tests/contact/vertical_brush.json's
-  /// handle keys; with `tilt`, see there).
+  /// 0.4 s, dragged 4 cm by 0.9 s and lifted by 1.15 s (the handle keys of
+  /// tests/contact/scenes/vertical_brush.json; with `tilt`, see there).
   double duration = 1.2;
   int threads = 1;
   bool rod_contact = true;  ///< bristle-bristle contact (the scene key rod_contact.enabled)
   /// The tuft's axis from the vertical [rad], leaning back from the stroke (+x) so the bristles
-  /// trail it, as a painter holds a brush. 0 (the default): the vertical press (above). Above 0: the painter's stroke of docs/contact.md ("A brush held at a painter's
-  /// angle"): the handle lowers the tuft until its lowest tip is 0.3 mm above the paper at
-  /// 0.2 s, presses it 4 mm further along its axis by 0.4 s, drags it 4 cm by 0.9 s and lifts
-  /// it 14 mm by 1.15 s.
+  /// trail it, as a painter holds a brush. 0 (the default): the vertical press (above). Above 0,
+  /// the painter's stroke of docs/contact.md ("A brush held at a painter's angle"): the handle
+  /// lowers the tuft until its lowest tip is 0.3 mm above the paper at 0.2 s, then by
+  /// 4 cos(tilt) mm more (the height of 4 mm along the axis) by 0.4 s, drags it 4 cm by 0.9 s
+  /// and lifts it 14 mm by 1.15 s.
   double tilt = 0.0;
 };
 
