@@ -141,6 +141,18 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
         if (inner[k] == col) rhs[col] = values[k] * prescribed_value(col);
 }
 
+void filter_guess(const VecX& dv, const std::vector<VelocityConstraint>& constraints, int dimension, VecX& y) {
+  const int D = dimension;
+  y = dv;
+  for (const VelocityConstraint& c : constraints) {
+    Vec3 local = Vec3::Zero();
+    local.head(D) = dv.segment(c.free, D);
+    Vec3 rotated = times_frame_transpose(c.frame, local, D);
+    for (int k = 0; k < c.count; ++k) rotated[k] = c.value[k];
+    y.segment(c.free, D) = rotated.head(D);
+  }
+}
+
 void unfilter_solution(VecX& solution, const std::vector<VelocityConstraint>& constraints, int dimension) {
   const int D = dimension;
   for (const VelocityConstraint& c : constraints) {

@@ -709,7 +709,6 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   saved_values_.resize(system.nonZeros());
   rod_values_saved_.assign(rod_count, 0);
   all_values_saved_ = false;
-  zero_.setZero(n_free);
   if (dv_free.size() != n_free) dv_free.setZero(n_free);
 
   // Anti-cycling counters are per solve (per Newton iteration).
@@ -795,11 +794,15 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     rod_solves_ += count;
     return true;
   };
+  int passes_solved = 0;  // passes that wrote dv_free
   auto solve_pass = [&]() {
     ++solves_;
     if (per_rod) {
       if (v_trial_.size() != v.size()) v_trial_ = v;
-      if (solve_rods()) return true;
+      if (solve_rods()) {
+        ++passes_solved;
+        return true;
+      }
       // A block that cannot be solved on its own: whole-system passes from here on.
       per_rod = false;
       std::fill(rod_active_.begin(), rod_active_.end(), 1);
@@ -807,13 +810,19 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     rod_solves_ += rod_count;
     save_all_values(system);
     build_constraints(x0, v, h, rhs_free);
+    // CG starts from the pass before's solution (the caller's guess on the first pass): a
+    // pass changes a few contacts of many, so most of the solution stands. Started from zero,
+    // every pass of a pressed brush with rod contact paid for the whole solve again.
+    const VecX& start = passes_solved > 0 ? dv_free : guess;
     bool solved;
     if (constraints_.empty()) {
-      solved = linear_solve(system, rhs_, guess, dv_free);
+      pass_guess_ = start;
+      solved = linear_solve(system, rhs_, pass_guess_, dv_free);
     } else {
       add_friction_matrices(system);
       filter_system(system, rhs_, constraints_, D, &filter_scratch_);
-      solved = linear_solve(system, rhs_, zero_, y_);
+      filter_guess(start, constraints_, D, pass_guess_);
+      solved = linear_solve(system, rhs_, pass_guess_, y_);
       Eigen::Map<VecX>(system.valuePtr(), system.nonZeros()) = saved_values_;
       if (solved) {
         unfilter_solution(y_, constraints_, D);
@@ -821,6 +830,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       }
     }
     if (!solved) return false;
+    ++passes_solved;
     v_trial_ = v;
     for (int dof = 0; dof < layout.dof_count(); ++dof) {
       const int f = layout.free_index(dof);

@@ -130,7 +130,35 @@ void check_filter(int D) {
   const Eigen::MatrixXd Fd = Eigen::MatrixXd(filtered);
   CHECK((Fd - Fd.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * Fd.cwiseAbs().maxCoeff());
   VecX solution = Fd.ldlt().solve(filtered_rhs);
+  const VecX filtered_solution = solution;
   unfilter_solution(solution, constraints, D);
+  // filter_guess inverts unfilter_solution: the solution's dv maps back to the filtered
+  // system's solution (a CG warm start from it starts at the answer) ...
+  {
+    VecX y;
+    filter_guess(solution, constraints, D, y);
+    CHECK((y - filtered_solution).cwiseAbs().maxCoeff() <= 1e-12 * filtered_solution.cwiseAbs().maxCoeff());
+    // ... and any dv maps to a y whose prescribed components hold their values, rotated into
+    // the constraints' frames elsewhere on their vertices.
+    VecX dv(n);
+    for (int i = 0; i < n; ++i) dv[i] = u(rng);
+    filter_guess(dv, constraints, D, y);
+    for (const auto& c : constraints) {
+      const Eigen::VectorXd rotated = c.frame.topLeftCorner(D, D).transpose() * dv.segment(c.free, D);
+      for (int k = 0; k < D; ++k)
+        CHECK(y[c.free + k] == doctest::Approx(k < c.count ? c.value[k] : rotated[k]).epsilon(1e-12));
+    }
+    int untouched = 0;
+    for (int i = 0; i < n; ++i) {
+      bool constrained = false;
+      for (const auto& c : constraints) constrained = constrained || (i >= c.free && i < c.free + D);
+      if (!constrained) {
+        CHECK(y[i] == dv[i]);
+        ++untouched;
+      }
+    }
+    CHECK(untouched > 0);
+  }
   const double error = (solution - expected).cwiseAbs().maxCoeff();
   INFO("max error " << error << " of " << expected.cwiseAbs().maxCoeff());
   CHECK(error <= 1e-10 * expected.cwiseAbs().maxCoeff());

@@ -47,6 +47,10 @@ struct VelocityConstraint {
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
                    int dimension, std::vector<int>* scratch = nullptr);
 
+/// The filtered system's unknowns y for a velocity change dv (Q^T dv on constrained vertices,
+/// their prescribed components set to their values): a starting guess for its solve.
+void filter_guess(const VecX& dv, const std::vector<VelocityConstraint>& constraints, int dimension, VecX& y);
+
 /// Maps the solution y of the filtered system back to dv = Q y, with the prescribed
 /// components set exactly to their values.
 void unfilter_solution(VecX& solution, const std::vector<VelocityConstraint>& constraints, int dimension);

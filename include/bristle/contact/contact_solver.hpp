@@ -253,7 +253,7 @@ class ContactSolver {
   std::vector<std::vector<PendingContact>> rod_pending_;
   std::vector<int> rod_contact_offsets_, rod_contact_list_;
   int threads_ = 1;
-  VecX saved_values_, rhs_, y_, zero_, v_trial_, xp_;
+  VecX saved_values_, rhs_, y_, v_trial_, xp_, pass_guess_;
   // The system's values as solve() received them, copied a rod's columns at a time, on the
   // threads, when a pass first changes them (rod_values_saved_); all of them before a
   // whole-system pass (save_all_values).
