@@ -216,6 +216,10 @@ struct LocalScatter {
   static void triplets(const CouplingTarget& t, const DofLayout& layout, const Slots& dof, const Hessian& hessian) {
     if constexpr (!std::is_same_v<Hessian, NoHessian>) {
       const Mat<N, N> h = dense(hessian);
+      // A pair beyond the barrier's reach has a zero Hessian: its entries would only widen
+      // the coupled system's pattern (the products and the preconditioner's analysis visit
+      // every stored zero). Adding zeros changes no value, at most the sign of a zero.
+      if ((h.array() == 0.0).all()) return;
       for (int a = 0; a < K; ++a)
         for (int i = 0; i < size_of(a); ++i) {
           const int row = layout.free_index(dof[a] + i);
