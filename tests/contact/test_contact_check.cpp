@@ -355,20 +355,27 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
 }
 
 TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds them") {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<AxisBox> boxes;
-  for (int k = 0; k < 300; ++k) {
-    const Vec3 lo(u(rng), u(rng), u(rng));
-    // Mostly small boxes, a few long ones (kept out of the grid).
-    const double size = k % 50 == 0 ? 0.8 : 0.15 * u(rng);
-    boxes.push_back({lo, lo + Vec3(size * u(rng), size * u(rng), size * u(rng))});
+  // 300 boxes: more cells than the counting sort's buckets, so buckets hold several cells;
+  // 3000 on two threads: more than 256 cells, so cells are shared among the threads.
+  for (const int n : {300, 3000}) {
+    CAPTURE(n);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::vector<AxisBox> boxes;
+    for (int k = 0; k < n; ++k) {
+      const Vec3 lo(u(rng), u(rng), u(rng));
+      // Mostly small boxes, a few long ones (kept out of the grid).
+      const double size = k % 50 == 0 ? 0.8 : 0.15 * u(rng) * std::cbrt(300.0 / n);
+      boxes.push_back({lo, lo + Vec3(size * u(rng), size * u(rng), size * u(rng))});
+    }
+    std::vector<std::pair<int, int>> expected;
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j)
+        if (boxes_overlap(boxes[i], boxes[j]) && (i + j) % 3 != 0) expected.emplace_back(i, j);
+    for (const int threads : {1, 2}) {
+      const auto found = overlapping_box_pairs(boxes, [](int i, int j) { return (i + j) % 3 == 0; }, threads);
+      CHECK(found == expected);
+    }
+    CHECK(expected.size() > 20);
   }
-  std::vector<std::pair<int, int>> expected;
-  for (int i = 0; i < 300; ++i)
-    for (int j = i + 1; j < 300; ++j)
-      if (boxes_overlap(boxes[i], boxes[j]) && (i + j) % 3 != 0) expected.emplace_back(i, j);
-  const auto found = overlapping_box_pairs(boxes, [](int i, int j) { return (i + j) % 3 == 0; });
-  CHECK(found == expected);
-  CHECK(expected.size() > 20);
 }

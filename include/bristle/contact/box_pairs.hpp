@@ -6,7 +6,8 @@
 ///
 ///   - cells of side h = the boxes' average largest side (at least the extent over the grid's
 ///     cell range, so clamping only catches overflow), anchored at the lower corner of all;
-///   - each box listed in every cell it touches, (cell key, box) sorted by key;
+///   - each box listed in every cell it touches, (cell key, box) grouped by key (a counting
+///     sort on a hash of the key);
 ///   - each pair of boxes that overlap taken once, in the one cell holding the lower corner of
 ///     their intersection;
 ///   - a box touching more than 64 cells (much longer than the average) stays out of the grid
