@@ -520,6 +520,29 @@ TEST_CASE("rod-rod contact: a linear solve that CG cannot finish on pressed rods
   CHECK(most_pressed > 10);  // the layers did rest on each other
 }
 
+TEST_CASE("rod-rod contact: a linear solve CG stalls on short of its tolerance is taken inexactly, not split") {
+  // rod_pile.json with CG capped at 20 iterations and the default (converged) solver: the
+  // pressed layers couple the system beyond what the per-rod factors resolve in 20, and CG
+  // stops between cg_tolerance (1e-8) and its square root. Newton takes such a solve as an
+  // inexact step (ImplicitEuler::solve_with_cg); before, each failed solve split the step:
+  // 1371 substeps in 90 steps, against 94 now.
+  test::TempFolder folder("rod-pile-inexact");
+  run_edited_scene(std::string(test::kScenesDir) + "/rod_pile.json",
+                   [](json& scene) { scene["solver"]["cg_max_iterations"] = 20; }, folder / "out");
+  const OutputFolder read(folder / "out");
+  int substeps = 0;
+  double largest_residual = 0.0;
+  for (int k = 1; k < read.manifest().frame_count; ++k) {
+    const Frame frame = read.frame(k);
+    CHECK(frame.stats["rod_contact"]["overlapping"].get<int>() == 0);
+    substeps += frame.stats["substeps"].get<int>();
+    largest_residual = std::max(largest_residual, frame.stats["cg_residual_max"].get<double>());
+  }
+  CHECK(largest_residual > 1e-8);   // some solve was taken short of cg_tolerance ...
+  CHECK(largest_residual <= 1e-4);  // ... but within its square root
+  CHECK(substeps < 200);
+}
+
 TEST_CASE("rod-rod friction: hair strands dropped across held rods settle without failing the step") {
   // Six strands (50 um hair, 24 edges) dropped across two held rods, rod friction 0.25,
   // 1/60 s (tests/contact/scenes/hair_on_rails_friction.json, 9 steps). Steps with friction

@@ -404,6 +404,10 @@ class ImplicitEuler {
   /// After CG failed on m in a step that cannot be split again: the preconditioner factors the
   /// coupled rods together (true), unless it already did or nothing couples rods (false).
   bool factor_coupled_rods(const SparseMatrix& m);
+  /// CG on m x = b from the guess; where it does not reach cg_tolerance, the solution is taken
+  /// inexactly with rod contact (within sqrt(cg_tolerance)), else with the coupled rods
+  /// factored together (factor_coupled_rods). True if x is taken.
+  bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x);
   bool last_resort_ = false;  // the step being attempted cannot be split again
   int split_depth_ = 0;       // how many times the step being attempted was halved
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
