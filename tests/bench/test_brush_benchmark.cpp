@@ -135,10 +135,9 @@ TEST_CASE("brush benchmark: a vertical 4 x 4 brush with rod contact runs its who
   CHECK(result.steps_taken == result.steps);
   CHECK(result.crossings == 0);
   CHECK(result.max_depth_fraction <= 0.1);
-  // 0.59 with the tips deep in the paper. The lift's unconverged substeps (8 of them at
-  // t = 1 s) can end on an iterate with one edge stretched for a frame: 0.054 when every
-  // active-set pass's CG started from zero, 0.15 since it starts from the pass before's
-  // solution (2026-12-03; the same step, another path through it).
-  CHECK(result.max_edge_strain < 0.2);
+  // 0.59 with the tips deep in the paper. 0.15 while a lifting step cut short at the last split
+  // (ImplicitEuler::clear_path) cut the free vertices' motion from x0, the fixed ones going all
+  // the way: the root edges stretched. Cut from the carried start: 0.035.
+  CHECK(result.max_edge_strain < 0.05);
   CHECK(result.unconverged_steps > 0);  // or this brush no longer exercises the last resort
 }

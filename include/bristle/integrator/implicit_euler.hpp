@@ -203,6 +203,9 @@ struct StepContext {
   VecX x1;                  ///< end positions, x^ + h v (after the length correction, its result)
   const VecX* x_lin = nullptr;  ///< where the current iteration is linearised
   VecX linearization_point;
+  /// With rod contact: Newton's first iterate's end positions, x0 + h v after the handles'
+  /// carry (carry_with_handles): every fixed vertex at its end, free ones moved with it.
+  VecX carried_start;
   bool at_start = true;     ///< the current iteration is linearised at x^ (w != 0)
   bool from_guess = false;  ///< Linearization::Predicted's guess was taken
   bool continuing = false;  ///< the state is where the last committed step left it
