@@ -1011,6 +1011,37 @@ bool ImplicitEuler::path_may_split() const {
   return settings_.converged() && !last_resort_ && split_depth_ < kPathSplits;
 }
 
+bool ImplicitEuler::end_at_clear_iterate(StepContext& ctx) {
+  // A step whose straight motion is not clear and cannot be split again ends at the latest of
+  // its Newton iterates whose own straight motion from x0 is (the iterates run_converged keeps
+  // then; the last is x1). Each iterate is a point the barrier balanced, its pairs at the gaps
+  // Newton left them; the cut below ends where one pair has closed part of its gap, and where
+  // successive substeps were cut so, one pair's gap halved substep after substep (the
+  // 1000-bristle tilted brush lifting off the paper: 7e-3 g^ to 1e-7 g^ over 16 substeps of
+  // 1/960 s, and the run then failed in CG). Tried from the latest back, halving the index: a
+  // few CCD passes.
+  const VecX& x0 = *ctx.x0;
+  const VecX& x_hat = *ctx.x_hat;
+  const double h = ctx.h;
+  const int dofs = static_cast<int>(x0.size());
+  constexpr double kPathKeep = 1e-3;  // as clear_path's test
+  for (int k = ctx.contact_iterate_count - 2; k >= 0; k = k > 0 ? k / 2 : -1) {
+    const VecX& v = ctx.contact_iterates[k];
+    ctx.trial_x.resize(dofs);
+    for_each_entry(dofs, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * v[i]; });
+    if (!ctx.trial_x.allFinite()) continue;
+    load_contact_pairs(x0, ctx.trial_x);
+    if (rod_contact_.max_step_reversed(x0, ctx.trial_x, kPathKeep) < 1.0) continue;
+    ctx.v = v;
+    ctx.x1.swap(ctx.trial_x);
+    ctx.end_energies_known = false;
+    ctx.report.converged = false;
+    ++ctx.report.ccd_limited;
+    return true;
+  }
+  return false;
+}
+
 bool ImplicitEuler::clear_path(StepContext& ctx) {
   // Each Newton iterate was reached from the last without a touch, but the step's motion is
   // the straight line x0 -> x1, which can cut through a rod the iterates went around (a rod
@@ -1028,7 +1059,9 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // it must be clear for every pair, not only the reversed ones (a pair beside the one that
   // went around can lie across that line). So the cut is CCD's over all pairs.
   if (t < 1.0) t = std::min(t, rod_contact_.max_step(x0, ctx.x1, kPathKeep));
-  if (t < 1.0 && !path_may_split()) {
+  if (t < 1.0 && !path_may_split() && end_at_clear_iterate(ctx)) {
+    t = 1.0;
+  } else if (t < 1.0 && !path_may_split()) {
     // The cut starts where Newton's iterations started, the carried start: fixed vertices at
     // their ends, free ones moved with their handle, apart (carry_with_handles). The free
     // vertices go the fraction of the way from there to x1 that CCD over all pairs clears, so
@@ -1037,11 +1070,20 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
     // lifting off the paper (`bristle bench --brush --tilt 0.9 --rows 25 --columns 10`,
     // t = 0.9375 s) had its root edges stretched by 15% in one step, 93% after a few, until a
     // solve failed; and that motion was one CCD never checked.
+    //
+    // The cut ends where every pair keeps at least half its gap at the carried start
+    // (kCutKeep), not 1e-3 of it (kPathKeep, which only asks whether the line is clear): the
+    // end is final, no barrier acts on it, and with 1e-3 the cuts of successive substeps took a
+    // pair of the tilted 10 x 40 brush at touchdown from 0.12 g^ to 1.3e-3, 1.5e-6 and 1.7e-9 g^
+    // (3.5e-15 m). Its barrier stiffness there, about kappa (g^ / g)^2, put entries of 8e11
+    // beside 2e-3 on the system's diagonal, a matrix that is no longer positive definite in
+    // doubles, and CG failed (docs/contact.md, "Not SPD in floating point").
+    constexpr double kCutKeep = 0.5;
     const DofLayout& layout = model_.layout;
     const VecX& x_hat = *ctx.x_hat;
     const VecX& from = ctx.carried_start;
     load_contact_pairs(from, ctx.x1);
-    const double cut = rod_contact_.max_step(from, ctx.x1, kPathKeep);
+    const double cut = rod_contact_.max_step(from, ctx.x1, kCutKeep);
     if (cut < 1.0) {
       for (int dof = 0; dof < layout.dof_count(); ++dof)
         if (layout.free_index(dof) >= 0) {
@@ -1452,7 +1494,9 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     update_end_positions();
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     ctx.contact_iterate_count = 0;
-    if (!barrier) remember_contact_iterate();  // the single solve's answer, the fallback below
+    // The single solve's answer, the fallback below; with rod contact, where the step cannot
+    // be split again, the first of the iterates clear_path may end the step at.
+    if (!barrier || !path_may_split()) remember_contact_iterate();
     // Rod contact alone: a first Newton step taken whole and already below the tolerance is
     // converged (a rod at rest stays so in one solve).
     if (barrier && !contact)
@@ -1540,7 +1584,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
       if (contact && !barrier && !contact_.contacts().empty())
         strain_bound_reached = !limit_contact_step_by_strain(ctx);
       update_end_positions();
-      if (contact && !barrier) remember_contact_iterate();
+      if ((contact && !barrier) || (barrier && !path_may_split())) remember_contact_iterate();
     }
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     const bool was_converged = converged;

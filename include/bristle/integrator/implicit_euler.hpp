@@ -372,6 +372,9 @@ class ImplicitEuler {
   /// With colliders, after a Newton step taken whole: halves it until no edge is strained
   /// past a trust bound (see the .cpp). false: no halving passed, nothing of the step taken.
   bool limit_contact_step_by_strain(StepContext& ctx);
+  /// Rod contact, a step that cannot be split again: ends it at the latest kept Newton iterate
+  /// whose straight motion is clear (see the .cpp); false where none is.
+  bool end_at_clear_iterate(StepContext& ctx);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   /// The step fails with `message`, the worst correction's rod and vertex named: false.
   bool fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const;
