@@ -51,6 +51,25 @@ void sort_by_cell(std::vector<std::pair<std::uint64_t, int>>& entries) {
   entries.swap(placed);
 }
 
+/// Sorts distinct pairs: contiguous parts sorted on threads, then merged. The sorted list of
+/// distinct elements is unique, so the result does not depend on the thread count.
+void sort_pairs(std::vector<std::pair<int, int>>& pairs, int threads) {
+  const int parts = threads > 1 && pairs.size() > 16384 ? threads : 1;
+  if (parts == 1) {
+    std::sort(pairs.begin(), pairs.end());
+    return;
+  }
+  std::vector<std::ptrdiff_t> bounds(parts + 1);
+  for (int k = 0; k <= parts; ++k)
+    bounds[k] = static_cast<std::ptrdiff_t>(pairs.size() * static_cast<std::size_t>(k) / parts);
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
+  for (int k = 0; k < parts; ++k) std::sort(pairs.begin() + bounds[k], pairs.begin() + bounds[k + 1]);
+  for (int width = 1; width < parts; width *= 2)
+    for (int k = 0; k + width < parts; k += 2 * width)
+      std::inplace_merge(pairs.begin() + bounds[k], pairs.begin() + bounds[k + width],
+                         pairs.begin() + bounds[std::min(k + 2 * width, parts)]);
+}
+
 }  // namespace
 
 std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox>& boxes,
@@ -122,8 +141,53 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
       const int a = std::min(i, j), b = std::max(i, j);
       if (kept(a, b)) pairs.emplace_back(a, b);
     }
-  std::sort(pairs.begin(), pairs.end());
+  sort_pairs(pairs, threads);
   return pairs;
+}
+
+const std::vector<std::pair<int, int>>& BoxPairList::pairs(const std::vector<AxisBox>& boxes,
+                                                           const std::function<double(int)>& margin,
+                                                           const std::function<bool(int, int)>& skip, int threads) {
+  threads = std::max(threads, 1);
+  const int n = static_cast<int>(boxes.size());
+  bool inside = listed_valid_ && static_cast<int>(grown_.size()) == n;
+  if (inside) {
+    int outside = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096) reduction(+ : outside)
+    for (int i = 0; i < n; ++i)
+      if (!((grown_[i].lo.array() <= boxes[i].lo.array()).all() && (boxes[i].hi.array() <= grown_[i].hi.array()).all()))
+        ++outside;
+    inside = outside == 0;
+  }
+  if (!inside) {
+    grown_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const Vec3 grow = Vec3::Constant(std::max(margin(i), 0.0));
+      grown_[i].lo = boxes[i].lo - grow;
+      grown_[i].hi = boxes[i].hi + grow;
+    }
+    listed_ = overlapping_box_pairs(grown_, skip, threads);
+    listed_valid_ = true;
+    ++rebuilds_;
+  }
+  // Blocks of the list filtered on threads and joined in block order: the same list for any
+  // thread count.
+  constexpr int kBlock = 4096;
+  const int listed = static_cast<int>(listed_.size());
+  const int blocks = (listed + kBlock - 1) / kBlock;
+  block_found_.resize(std::max(blocks, 1));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<std::pair<int, int>>& out = block_found_[b];
+    out.clear();
+    for (int k = b * kBlock; k < std::min(listed, (b + 1) * kBlock); ++k) {
+      const auto [i, j] = listed_[k];
+      if (boxes_overlap(boxes[i], boxes[j])) out.emplace_back(i, j);
+    }
+  }
+  found_.clear();
+  for (int b = 0; b < blocks; ++b) found_.insert(found_.end(), block_found_[b].begin(), block_found_[b].end());
+  return found_;
 }
 
 }  // namespace bristle

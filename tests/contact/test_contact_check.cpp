@@ -354,6 +354,71 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
   }
 }
 
+TEST_CASE("box pairs: many pairs, sorted in parts on threads and merged, as on one thread") {
+  // Boxes dense enough for more than 16384 pairs: the final sort runs in parts on threads.
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < 4000; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    boxes.push_back({lo, lo + Vec3::Constant(0.12 * u(rng))});
+  }
+  const auto one = overlapping_box_pairs(boxes, {}, 1);
+  REQUIRE(one.size() > 16384);
+  CHECK(std::is_sorted(one.begin(), one.end()));
+  CHECK(std::adjacent_find(one.begin(), one.end()) == one.end());
+  for (const int threads : {2, 3}) {
+    CAPTURE(threads);
+    CHECK(overlapping_box_pairs(boxes, {}, threads) == one);
+  }
+}
+
+TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pairs, rebuilt only when a box leaves its margin") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0), v(-1.0, 1.0);
+  const int n = 3000;
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < n; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    boxes.push_back({lo, lo + Vec3::Constant(0.05 * u(rng))});
+  }
+  const double margin = 0.01;
+  auto skip = [](int i, int j) { return (i + j) % 5 == 0; };
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    BoxPairList list;
+    std::vector<AxisBox> moved = boxes;
+    for (int call = 0; call < 12; ++call) {
+      CAPTURE(call);
+      const int rebuilds_before = list.rebuilds();
+      // Every fourth call one box jumps; otherwise all drift by less than the margin in all
+      // (the drift is measured from where the list was built: it never adds up past it).
+      const bool jump = call % 4 == 3;
+      std::vector<AxisBox> now = boxes;
+      for (int k = 0; k < n; ++k) {
+        const Vec3 drift(0.9 * margin * v(rng), 0.9 * margin * v(rng), 0.9 * margin * v(rng));
+        now[k].lo = moved[k].lo + drift;
+        now[k].hi = moved[k].hi + drift;
+      }
+      if (jump) {
+        now[call].lo += Vec3::Constant(0.3);
+        now[call].hi += Vec3::Constant(0.3);
+      }
+      const std::vector<std::pair<int, int>> expected = overlapping_box_pairs(now, skip, 1);
+      CHECK(list.pairs(now, [&](int) { return margin; }, skip, threads) == expected);
+      const bool rebuilt = list.rebuilds() > rebuilds_before;
+      CHECK(rebuilt == (call == 0 || jump));
+      if (rebuilt) moved = now;  // the boxes the list was built around
+    }
+    // Larger boxes than the grown ones, in place: a rebuild too.
+    std::vector<AxisBox> grown = moved;
+    grown[5].hi += Vec3::Constant(2.0 * margin);
+    const int before = list.rebuilds();
+    CHECK(list.pairs(grown, [&](int) { return margin; }, skip, threads) == overlapping_box_pairs(grown, skip, 1));
+    CHECK(list.rebuilds() == before + 1);
+  }
+}
+
 TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds them") {
   // 300 boxes: more cells than the counting sort's buckets, so buckets hold several cells;
   // 3000 on two threads: more than 256 cells, so cells are shared among the threads.

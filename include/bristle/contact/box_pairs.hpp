@@ -38,4 +38,34 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
                                                        const std::function<bool(int, int)>& skip = {},
                                                        int threads = 1);
 
+/// overlapping_box_pairs over and over for boxes that move a little between calls (a Verlet
+/// list): the grid is built over boxes grown by a margin, and while every box lies within the
+/// grown box it was listed with, the pairs are those listed then whose boxes overlap now. Any
+/// pair overlapping now overlapped grown, so the result is exactly overlapping_box_pairs'
+/// (same pairs, same order) whatever the margin; the margin only trades longer lists against
+/// fewer rebuilds. A Newton step of rod contact gathers its pairs a dozen times over nearly the
+/// same boxes; building the grid each time was a sixth of a pressed brush's step and ran on
+/// one thread (docs/performance.md, "The broad phase's list kept across a step").
+///
+/// `skip` must give the same answers on every call (a fixed exclusion rule).
+class BoxPairList {
+ public:
+  /// The overlapping pairs of `boxes` not skipped, sorted; `margin(i)` is how far box i is grown
+  /// when the list is rebuilt.
+  const std::vector<std::pair<int, int>>& pairs(const std::vector<AxisBox>& boxes,
+                                                const std::function<double(int)>& margin,
+                                                const std::function<bool(int, int)>& skip, int threads);
+  /// Rebuild on the next call (the boxes changed in number or by a jump).
+  void forget() { listed_valid_ = false; }
+  int rebuilds() const { return rebuilds_; }
+
+ private:
+  std::vector<AxisBox> grown_;
+  std::vector<std::pair<int, int>> listed_;
+  std::vector<std::pair<int, int>> found_;
+  std::vector<std::vector<std::pair<int, int>>> block_found_;
+  bool listed_valid_ = false;
+  int rebuilds_ = 0;
+};
+
 }  // namespace bristle
