@@ -28,6 +28,7 @@
 #include <limits>
 #include <vector>
 
+#include "bristle/contact/box_pairs.hpp"
 #include "bristle/contact/rod_contact_rows.hpp"
 #include "bristle/energy/rod_contact.hpp"
 #include "bristle/math/types.hpp"
@@ -92,6 +93,8 @@ class RodContact {
   /// finite). Pairs overlapping at x_from are left out (counted in overlapping()).
   const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to);
   const std::vector<RodContactPair>& pairs() const { return pairs_; }
+  /// The rod a segment belongs to (RodContactPair::segment_a, segment_b).
+  int segment_rod(int segment) const { return segments_[segment].rod; }
   int overlapping() const { return overlapping_; }
 
   /// The pairs near each other on the straight path from x_from to x_to as constraint rows
@@ -195,8 +198,10 @@ class RodContact {
   Vec3 point(const VecX& x, int dof) const;
   /// Pairs whose axes are further apart than `overlap_floor` times the sum of the radii at
   /// x_from are kept; the others are counted in `overlapping`.
+  /// With `only_near_path`, pairs that cannot come within 2 g^ on the path, nor close a fifth of
+  /// their gap, are left out too: the solver's list (find_pairs, energy).
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
-               double overlap_floor = 1.0) const;
+               double overlap_floor = 1.0, bool only_near_path = false) const;
   /// Stats of `pairs` at x; `overlapping` is carried over, plus, with `overlap_fraction` >= 0,
   /// the pairs overlapping by more than that fraction of their smaller radius.
   RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping,
@@ -226,6 +231,10 @@ class RodContact {
   std::vector<Segment> segments_;
   std::vector<RodContactPair> pairs_;
   int overlapping_ = 0;
+  // collect()'s broad phase, kept across calls (a cache: collect stays const to its callers).
+  mutable BoxPairList candidate_list_;
+  mutable std::vector<double> candidate_distances_;
+  mutable std::vector<double> segment_travel_;
 };
 
 }  // namespace bristle
