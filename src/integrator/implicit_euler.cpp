@@ -862,7 +862,7 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   const int pair_count = static_cast<int>(pairs.size());
   pair_rods_.resize(pair_count);
   for (int k = 0; k < pair_count; ++k)
-    pair_rods_[k] = {layout.dof_owner(pairs[k].dofs[0]).first, layout.dof_owner(pairs[k].dofs[2]).first};
+    pair_rods_[k] = {rod_contact_.segment_rod(pairs[k].segment_a), rod_contact_.segment_rod(pairs[k].segment_b)};
   auto rod_of = [&](int dof) { return layout.dof_owner(dof).first; };
   rod_group_.resize(rod_count);
   group_step_.assign(rod_count, 1.0);

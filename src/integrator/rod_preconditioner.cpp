@@ -186,6 +186,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   factors_kept_ = false;
   size_ = n;
   diagonal_index_.assign(n, -1);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && n > 4096)
   for (int col = 0; col < n; ++col)
     for (int k = outer[col]; k < outer[col + 1]; ++k)
       if (inner[k] == col) diagonal_index_[col] = k;
@@ -196,16 +197,22 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   outside_blocks_.clear();
   for (int i = 0; i < n; ++i)
     if (!in_block[i]) outside_blocks_.push_back(i);
-  entries_between_blocks_ = false;
-  for (std::size_t b = 0; b < blocks_.size(); ++b) {
+  // Blocks on threads: each writes only its own Block (the contact solver's filtered systems
+  // are analysed at every solve, a few per Newton iteration).
+  bool between = false;
+  const int block_count = static_cast<int>(blocks_.size());
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && block_count > 1) reduction(|| : between)
+  for (int b = 0; b < block_count; ++b) {
     Block& block = factors_[b];
     block.begin = blocks_[b].first;
     block.size = blocks_[b].second - blocks_[b].first;
     if (block.size <= 0) continue;
     const int begin = block.begin, end = begin + block.size;
-    for (int col = begin; col < end && !entries_between_blocks_; ++col)
+    bool block_between = false;
+    for (int col = begin; col < end && !block_between; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
-        if (inner[k] < begin || inner[k] >= end) entries_between_blocks_ = true;
+        if (inner[k] < begin || inner[k] >= end) block_between = true;
+    between = between || block_between;
     // Entries further from the diagonal than kMaxHalfBandwidth (self-contact between parts of
     // a rod far apart along it) are left to CG, as coupling between rods is: the band stays
     // a rod's band, which the factorisation is made for (Block::dropped: should the band
@@ -263,6 +270,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
           break;
         }
   }
+  entries_between_blocks_ = between;
   analyzed_outer_ = outer;
   analyzed_inner_ = inner;
   analyzed_n_ = n;
