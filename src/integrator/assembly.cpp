@@ -460,4 +460,41 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   if (potential != nullptr) *potential = sum_rod_energies(x, time);
 }
 
+void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads) {
+  assert(a.isCompressed() && b.isCompressed() && a.rows() == b.rows() && a.cols() == b.cols());
+  const int n = static_cast<int>(a.cols());
+  const int *a_outer = a.outerIndexPtr(), *a_inner = a.innerIndexPtr();
+  const int *b_outer = b.outerIndexPtr(), *b_inner = b.innerIndexPtr();
+  const double *a_values = a.valuePtr(), *b_values = b.valuePtr();
+  // Each column's union of rows: counted, then written, by merging the two sorted columns.
+  std::vector<int> outer(n + 1, 0);
+  auto merge = [&](int col, int* rows, double* values) {
+    int i = a_outer[col], j = b_outer[col], count = 0;
+    const int i_end = a_outer[col + 1], j_end = b_outer[col + 1];
+    while (i < i_end || j < j_end) {
+      const int row_a = i < i_end ? a_inner[i] : n, row_b = j < j_end ? b_inner[j] : n;
+      if (rows != nullptr) {
+        rows[count] = std::min(row_a, row_b);
+        values[count] = row_a == row_b ? a_values[i] + b_values[j]
+                        : row_a < row_b ? a_values[i] + 0.0
+                                        : 0.0 + b_values[j];
+      }
+      if (row_a <= row_b) ++i;
+      if (row_b <= row_a) ++j;
+      ++count;
+    }
+    return count;
+  };
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096)
+  for (int col = 0; col < n; ++col) outer[col + 1] = merge(col, nullptr, nullptr);
+  for (int col = 0; col < n; ++col) outer[col + 1] += outer[col];
+  sum.resize(a.rows(), a.cols());
+  sum.resizeNonZeros(outer[n]);
+  std::copy(outer.begin(), outer.end(), sum.outerIndexPtr());
+  int* rows = sum.innerIndexPtr();
+  double* values = sum.valuePtr();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096)
+  for (int col = 0; col < n; ++col) merge(col, rows + outer[col], values + outer[col]);
+}
+
 }  // namespace bristle

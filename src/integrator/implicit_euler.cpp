@@ -474,7 +474,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     if (coupled_) {
       // A new pattern each assembly (coupling elements come and go): analysed anew, not
       // recognised by its arrays' addresses.
-      coupled_system_ = assembler_.matrix() + assembler_.coupling_matrix();
+      add_sparse(assembler_.matrix(), assembler_.coupling_matrix(), coupled_system_, settings_.threads);
       preconditioner.analyzePattern(coupled_system_);
       ctx.guess.setZero(n_free);  // CG's first step is then the per-rod solve
     }
