@@ -226,6 +226,10 @@ struct StepContext {
   bool ccd_cut = false;
   VecX search_dv, search_dv_free;
   const VecX& search_direction() const { return ccd_cut ? search_dv : dv; }
+  /// With rod contact and colliders: the first linear solve's starting guess in a Newton
+  /// iteration after the first, the part of the last iteration's Newton step not taken
+  /// (ImplicitEuler::solve).
+  VecX untaken_dv_free;
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
   /// With solved_per_rod: b - J guess on the free DOFs, each rod's entries formed right after
   /// its solve while its block is in cache, the bits of CG's own first residual; solve() takes
