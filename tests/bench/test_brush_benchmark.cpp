@@ -16,6 +16,18 @@
 using namespace bristle;
 
 namespace {
+/// The benchmark's brush at a painter's angle (`--tilt 0.9`), rows x columns bristles of 20
+/// segments, over `duration` seconds of its stroke (the whole stroke by default).
+BrushBenchmarkSettings tilted_brush(int rows, int columns, double duration = BrushBenchmarkSettings{}.duration) {
+  BrushBenchmarkSettings settings;
+  settings.rows = rows;
+  settings.columns = columns;
+  settings.segments = 20;
+  settings.tilt = 0.9;
+  settings.duration = duration;
+  return settings;
+}
+
 /// The brush ran its whole stroke, no two segments passing through each other.
 BrushBenchmarkResult run_whole_stroke(const BrushBenchmarkSettings& settings) {
   const BrushBenchmarkResult result = run_brush_benchmark(settings);
@@ -98,12 +110,7 @@ TEST_CASE("brush benchmark: a tilted 10 x 10 brush pressed with rod contact is t
   // phase's distances, the kept broad-phase list's filter, the coupled system's sum over 5700
   // free DOFs, the preconditioner's analysis), to touchdown and the first bristle pairs within
   // reach. About 3 s in Release.
-  BrushBenchmarkSettings settings;
-  settings.rows = 10;
-  settings.columns = 10;
-  settings.segments = 20;
-  settings.tilt = 0.9;
-  settings.duration = 0.45;
+  BrushBenchmarkSettings settings = tilted_brush(10, 10, 0.45);
   const BrushBenchmarkResult one = run_brush_benchmark(settings);
   REQUIRE(one.ok);
   REQUIRE(one.steps_taken == 27);
@@ -184,12 +191,7 @@ TEST_CASE("brush benchmark: after a Newton step CCD cut short, CG starts from th
   // solve starts from the untaken part of the last Newton step (ImplicitEuler::solve): 15232
   // CG iterations in all. Started from zero, as before, the same steps took 17878, with the
   // same Newton iterations (280). A count, not a time: the same on every run of a build.
-  BrushBenchmarkSettings settings;
-  settings.rows = 8;
-  settings.columns = 8;
-  settings.segments = 20;
-  settings.tilt = 0.9;
-  settings.duration = 0.45;
+  const BrushBenchmarkSettings settings = tilted_brush(8, 8, 0.45);
   const BrushBenchmarkResult result = run_whole_stroke(settings);
   CHECK(result.rod_contact_pairs_max > 0);
   CHECK(result.cg_iterations < 16500);
@@ -202,11 +204,7 @@ TEST_CASE("brush benchmark: a tilted 5 x 20 brush with rod contact runs its whol
   // of the radius with the cut keeping half a gap), the system was no longer positive definite
   // in doubles and CG failed: the run stopped at step 59. Such a step now ends at its latest
   // Newton iterate whose straight motion is clear: smallest gap 7.8e-4 of the radius.
-  BrushBenchmarkSettings settings;
-  settings.rows = 5;
-  settings.columns = 20;
-  settings.segments = 20;
-  settings.tilt = 0.9;
+  const BrushBenchmarkSettings settings = tilted_brush(5, 20);
   const BrushBenchmarkResult result = run_whole_stroke(settings);
   CHECK(result.min_gap_fraction > 1e-5);
   CHECK(result.max_edge_strain < 0.01);
