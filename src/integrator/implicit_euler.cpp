@@ -551,8 +551,10 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   // `bristle bench --brush --tilt 0.9` at the lift: relative residuals 5e-7 to 4e-6 after
   // 1000 iterations, the same from a zero start). Newton needs a descent direction, not an
   // exact one (inexact Newton; Nocedal and Wright, "Numerical Optimization", 2nd ed., section
-  // 7.1: a forcing term below 1 keeps local convergence): every CG iterate on the SPD system
-  // is one, and the iteration's correction is judged on the next iterate as always. So a
+  // 7.1: a forcing term below 1 keeps local convergence): every CG iterate from zero on the
+  // SPD system is one (from the contact passes' warm starts that is not guaranteed; a
+  // direction cut by CCD is checked for descent in limit_step_by_ccd), and the iteration's
+  // correction is judged on the next iterate as always. So a
   // solve within sqrt(cg_tolerance) is taken, its residual in the frame stats (cg_residual).
   // Failing it split the step down to the last level and then failed the run.
   if (barrier_ && std::isfinite(solver_.error()) && solver_.error() <= std::sqrt(settings_.cg_tolerance) &&

@@ -226,9 +226,10 @@ struct StepContext {
   bool ccd_cut = false;
   VecX search_dv, search_dv_free;
   const VecX& search_direction() const { return ccd_cut ? search_dv : dv; }
-  /// With rod contact and colliders: the first linear solve's starting guess in a Newton
-  /// iteration after the first, the part of the last iteration's Newton step not taken
-  /// (ImplicitEuler::solve).
+  /// With colliders: the guess the contact solver's first pass starts CG from
+  /// (ImplicitEuler::solve). In a step's first iteration the previous step's first velocity
+  /// change; in a later one, with rod contact, the part of the last Newton step not taken;
+  /// otherwise zero.
   VecX untaken_dv_free;
   bool solved_per_rod = false;  ///< every rod's block was factored and solved in assembly
   /// With solved_per_rod: b - J guess on the free DOFs, each rod's entries formed right after
