@@ -446,8 +446,16 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     // The dual step is taken whole, whatever fraction of the primal one the line search took
     // (primal-dual interior-point methods step the two separately), bounded as they bound it:
     // lambda keeps at least 1% of itself, and grows by at most 1000 times in one iteration.
+    // A step that opens the gap (dg >= 0) does not raise lambda: the force at a wider gap is
+    // smaller. The linearisation says otherwise where lambda < psi (psi > 0 for this barrier
+    // near contact, about 5 kappa g^ at g = g^ / 100) and the step is many gaps long: lambda
+    // then came out hundreds of times larger from a step that opened the gap 100-fold. Since
+    // a pressed pair's kappa follows lambda (below), its phi grew with it, and so did the next
+    // lambda: the vertical 5 x 5 brush of bench --brush reached kappa = 1e32 within one step
+    // and CG failed (docs/contact.md, "The coupled rods factored together at every solve").
+    const double upper = dg >= 0.0 ? lambda : 1000.0 * std::max(lambda, phi);
     PairForce& entry = forces_[key];
-    entry.force = std::clamp(newton, 0.01 * lambda, 1000.0 * std::max(lambda, phi));
+    entry.force = std::clamp(newton, std::min(0.01 * lambda, upper), upper);
     // Within the step, a pair pressed by more than twice the force its stiffness balances
     // at g^ / 2 gets the stiffness for its force at once (IPC raises kappa inside the
     // Newton loop too): otherwise it is pressed to a gap where the system's stiffness,
