@@ -452,7 +452,7 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     // then came out hundreds of times larger from a step that opened the gap 100-fold. Since
     // a pressed pair's kappa follows lambda (below), its phi grew with it, and so did the next
     // lambda: the vertical 5 x 5 brush of bench --brush reached kappa = 1e32 within one step
-    // and CG failed (docs/contact.md, "The coupled rods factored together at every solve").
+    // and CG failed (docs/contact.md, "The coupled rods factored together").
     const double upper = dg >= 0.0 ? lambda : 1000.0 * std::max(lambda, phi);
     PairForce& entry = forces_[key];
     entry.force = std::clamp(newton, std::min(0.01 * lambda, upper), upper);

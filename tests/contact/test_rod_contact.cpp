@@ -741,3 +741,58 @@ TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no
   CHECK(left_out_candidates > 100);
   CHECK(listed > 100);
 }
+
+TEST_CASE("rod contact: a Newton step that opens a pair's gap does not raise its force estimate") {
+  // Two rods crossing at right angles, one segment of each within g^ of the other. The
+  // estimate's update is Newton's on lambda g = g phi(g) (RodContact::update_forces). With
+  // lambda below phi, the linearisation lambda_new = phi + (psi - lambda) dg / g comes out near
+  // phi for a step that opens the gap a little, above the lambda it started from; and where
+  // lambda < psi (psi > 0 for this barrier near contact) a step many gaps long multiplied it
+  // hundreds of times (the vertical brushes of `bristle bench --brush`, docs/contact.md, "The
+  // coupled rods factored together"). The force at a wider gap is smaller: an opening step
+  // leaves lambda at most where it was, and a closing one still raises it.
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  for (const double start_gap : {0.009 * gap_hat, 0.3 * gap_hat, 0.8 * gap_hat}) {
+    CAPTURE(start_gap / gap_hat);
+    std::vector<Rod> rods;
+    rods.push_back(straight_rod(4, Vec3(-0.002, 0.0, 0.0), Vec3(0.002, 0.0, 0.0), 3, {}, nylon, "below"));
+    rods.push_back(straight_rod(4, Vec3(0.0, -0.002, reach + start_gap), Vec3(0.0, 0.002, reach + start_gap), 3, {},
+                                nylon, "above"));
+    Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+    model.rod_contact.enabled = true;
+    model.rod_contact.self = false;
+    RodContact contact(model, model.dof_masses());
+    const DofLayout& layout = model.layout;
+    const VecX x = initial_state(model).positions;
+    // The upper rod lifted (or lowered) by `lift` times the gap: the full Newton step.
+    auto lifted = [&](double lift) {
+      VecX to = x;
+      for (int i = 0; i < model.rods[1].vertex_count(); ++i) to[layout.vertex_dof(1, i) + 2] += lift * start_gap;
+      return to;
+    };
+    // The pair within g^ and its estimate as update_forces left it (the pairs carry it).
+    auto estimate = [&] {
+      double force = -1.0;
+      for (const RodContactPair& pair : contact.find_pairs(x, x))
+        if (pair.constants.force >= 0.0) force = std::max(force, pair.constants.force);
+      return force;
+    };
+    contact.begin_step();
+    REQUIRE(!contact.find_pairs(x, x).empty());
+    contact.update_forces(x, lifted(0.9));  // from lambda = phi: below phi after it
+    const double after_small_lift = estimate();
+    REQUIRE(after_small_lift > 0.0);
+    for (const double lift : {0.1, 0.9, 125.0}) {
+      CAPTURE(lift);
+      const double before = estimate();
+      contact.update_forces(x, lifted(lift));
+      CHECK(estimate() <= before);
+    }
+    const double before_closing = estimate();
+    contact.update_forces(x, lifted(-0.5));
+    CHECK(estimate() > before_closing);
+  }
+}
