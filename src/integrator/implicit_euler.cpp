@@ -19,6 +19,14 @@ constexpr int kParallelDofs = 20000;
 constexpr int kParallelRodDofs = 4096;
 // Newton iterations of a step in contact after which it is taken unconverged (run_converged).
 constexpr int kContactIterations = 8;
+// The largest group of rods tied by contact that CG's preconditioner factors together
+// (coupled_rod_groups): about 500 bristles of 20 segments. The 1000 x 20 tilted brush's largest
+// group held 2052 free DOFs.
+constexpr int kMaxGroupFreeDofs = 30000;
+// CG iterations a coupled solve gets on the per-rod factors before the attempt switches to the
+// rods factored together (solve_with_cg): hair_on_sphere.json's solves stay below it,
+// brush_stroke.json's pressed bristles go beyond (100 to 250).
+constexpr int kPerRodIterations = 50;
 // With rod contact, a step still leaving a vertex deeper than this fraction of its radius in a
 // collider after kContactIterations goes on, up to max_newton_iterations (run_converged). The
 // depth at which `bristle run` warns (docs/cli.md, run).
@@ -390,7 +398,7 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
     }
   };
   auto& preconditioner = solver_.preconditioner();
-  preconditioner.clear_groups();  // until a solve needs them (factor_coupled_rods)
+  preconditioner.clear_groups();  // until a coupled solve sets them (solve_with_cg)
   // Coupling elements (SystemAssembler::coupling_matrix) tie rods: CG solves the coupled
   // system, the per-rod factors are its preconditioner.
   coupled_ = assembler_.has_coupling();
@@ -522,29 +530,73 @@ std::vector<std::vector<int>> ImplicitEuler::coupled_rod_groups() const {
     }
     groups[group_index[g]].push_back(r);
   }
+  // A group beyond kMaxGroupFreeDofs stays on its rods' own factors, as all did before the
+  // groups: a sparse LDL^T's fill, and so its time and memory, grows faster than its rows,
+  // where CG's iterations cost what the rows do.
+  const auto too_large = [&](const std::vector<int>& group) {
+    int free_dofs = 0;
+    for (int r : group) {
+      const auto [begin, end] = layout.rod_free_range(r);
+      free_dofs += end - begin;
+    }
+    return free_dofs > kMaxGroupFreeDofs;
+  };
+  groups.erase(std::remove_if(groups.begin(), groups.end(), too_large), groups.end());
   return groups;
 }
 
-bool ImplicitEuler::factor_coupled_rods(const SparseMatrix& m) {
-  // CG with the per-rod factors did not converge on a coupled system in a step that cannot be
-  // split again: rods pressed hard against each other tie the blocks more stiffly than CG
-  // resolves in cg_max_iterations. The rods so tied are then factored together (sparse
-  // LDL^T, exact on their rows) for the rest of this iteration's solves. Only then: where a
-  // split is left, splitting costs less (docs/contact.md, "Limits of rod-rod contact today":
-  // factored at every solve, the preconditioner cost rod_pile.json 3 times its CG time).
-  auto& preconditioner = solver_.preconditioner();
-  if (!last_resort_ || !coupled_ || preconditioner.group_count() > 0) return false;
-  preconditioner.set_groups(coupled_rod_groups());
-  if (preconditioner.group_count() == 0) return false;
-  solver_.compute(m);
-  // A group whose factorisation failed falls back to its rods' own factors: worth a retry
-  // only if some group was factored.
-  return preconditioner.group_count() > preconditioner.failed_groups();
-}
-
 bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x) {
+  // Rods tied by the coupling (pressed on each other, or one rod's far parts) can be factored
+  // together in CG's preconditioner, each group by a sparse LDL^T, the other rods by their
+  // banded factors: the preconditioner is then exact and CG takes about one iteration. The
+  // per-rod factors alone leave the contact between rods to CG, which on pressed brushes took
+  // 100 to 250 iterations a solve, converging almost linearly. But an exact solve is not always
+  // the better Newton step: on hair_on_sphere.json, whose per-rod solves take few iterations,
+  // the exact directions went further into each CCD cut and took 819 Newton iterations against
+  // 331 (106 s against 16 s). So a coupled system is first given kPerRodIterations of CG on the
+  // per-rod factors; a solve that needs more switches the attempt to the groups, from CG's last
+  // iterate, for this and its remaining solves (docs/contact.md, "The coupled rods factored
+  // together"). Within a Newton iteration the groups stay, and the active-set passes change
+  // values, not the pattern: only the values are factored again (set_groups keeps the
+  // symbolic analysis).
+  //
+  // A group's factor can pass its own test (RodBlockPreconditioner::factorize_groups) and still
+  // mislead CG where the group's matrix is near the end of double precision (a pair pressed at
+  // a tiny gap: barrier entries of 1e10 beside 1e-5): CG's recurrence then reports convergence
+  // while the true residual is large (the vertical 4 x 4 brush of the brush benchmark's tests:
+  // tips sent 1e12 radii into the paper). So a solve with factored groups is taken only if its
+  // true residual is within sqrt(cg_tolerance), what an inexact solve may leave (below);
+  // otherwise it is solved again with the rods' own factors.
+  auto& preconditioner = solver_.preconditioner();
+  const VecX* start = &guess;
+  if (coupled_ && !group_coupled_rods_) {
+    preconditioner.clear_groups();
+    solver_.setMaxIterations(std::min(kPerRodIterations, settings_.cg_max_iterations));
+    solver_.compute(m);
+    x = solver_.solveWithGuess(b, guess);
+    solver_.setMaxIterations(settings_.cg_max_iterations);
+    if (solver_.info() == Eigen::Success) return true;
+    group_coupled_rods_ = true;
+    if (x.allFinite()) {
+      cg_start_ = x;
+      start = &cg_start_;
+    }
+  }
+  if (coupled_ && group_coupled_rods_)
+    preconditioner.set_groups(coupled_rod_groups());
+  else
+    preconditioner.clear_groups();
   solver_.compute(m);
-  x = solver_.solveWithGuess(b, guess);
+  x = solver_.solveWithGuess(b, *start);
+  if (preconditioner.group_count() > preconditioner.failed_groups()) {
+    const double b_norm = b.norm();
+    const double residual = x.allFinite() ? (b - m.transpose() * x).norm() : std::numeric_limits<double>::infinity();
+    if (!(residual <= std::sqrt(settings_.cg_tolerance) * b_norm)) {
+      preconditioner.clear_groups();
+      solver_.compute(m);
+      x = solver_.solveWithGuess(b, *start);
+    }
+  }
   if (solver_.info() == Eigen::Success) return true;
   // Rods pressed on each other by the barrier couple the system beyond what the per-rod
   // factors see, and CG can stall short of cg_tolerance (the 1000-bristle tilted brush of
@@ -560,8 +612,7 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   if (barrier_ && std::isfinite(solver_.error()) && solver_.error() <= std::sqrt(settings_.cg_tolerance) &&
       x.allFinite())
     return true;
-  if (factor_coupled_rods(m)) x = solver_.solveWithGuess(b, guess);
-  return solver_.info() == Eigen::Success;
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -700,8 +751,9 @@ bool ImplicitEuler::solve(StepContext& ctx) {
       const int pressed = rod_contact_.measure(*ctx.x_lin).pairs;
       if (pressed > 0)
         message << "; " << pressed << " pairs of segments pressed on each other (of two rods, or far apart on one) "
-                << "couple the system where the per-rod preconditioner does not see it: raise "
-                << "solver.cg_max_iterations (docs/contact.md, \"Limits of rod-rod contact today\")";
+                << "couple the system (their rods are factored together in CG's preconditioner; a group whose "
+                << "factorisation failed is left to CG): raise solver.cg_max_iterations (docs/contact.md, \"Limits "
+                << "of rod-rod contact today\")";
     }
     report.ok = false;
     report.failure = message.str();
@@ -2134,6 +2186,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   start_ok_ = check_start(state, dt, ctx);
   if (!start_ok_) return ctx.report;
   solver_.preconditioner().reset_applications();
+  group_coupled_rods_ = false;
   ctx.stiffness_raised = false;
   // Rod-rod contact: each pair's barrier stiffness for this step, from the force it carried.
   const bool stiffness_changed = barrier_ && rod_contact_.begin_step();
@@ -2197,7 +2250,8 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 
 StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2) {
   // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is
-  // the last resort: a CG that fails there tries the coupled rods' factorisation (solve()).
+  // the last resort: where a step that could be split fails, it ends at its last feasible
+  // iterate, counted unconverged (clear_path, run_converged's accept_at_last_resort).
   last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
   split_depth_ = depth;
   StepReport report = attempt(state, dt, allow_bdf2);

@@ -9,6 +9,9 @@ namespace bristle {
 
 namespace {
 
+/// The largest error a group's factor may leave in a solve whose answer is 1 (factorize_groups).
+constexpr double kGroupAccuracy = 1e-8;
+
 // The widest band a block is factored with. A rod's own band is at most 10 (3D with twist);
 // a rod's self-contact can add entries within this of the diagonal (parts of the rod a few
 // vertices apart), which the factorisation takes in; entries further out are left to CG.
@@ -506,6 +509,18 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
     // definite (a negative pivot) is refused too, as CG needs an SPD preconditioner.
     group.factored = group.factor->info() == Eigen::Success && group.factor->vectorD().allFinite() &&
                      (group.factor->vectorD().array() > 0.0).all();
+    // Pivots can be positive and the factor still worthless: a pair pressed at a tiny gap puts
+    // barrier entries of 1e10 beside 1e-5 on a group's diagonal (the vertical 4 x 4 brush of the
+    // brush benchmark's tests, at t = 0.67 s), and LDL^T without pivoting then loses every
+    // digit (a solve of A 1 came back 1.27 away from 1). CG with such a factor diverged
+    // (a relative residual of 1e32) where the rods' own banded factors converge. So the factor
+    // must give back a known solution, x = 1, to kGroupAccuracy, or the group's rods act alone.
+    if (group.factored) {
+      group.check_rhs.noalias() = group.lower.selfadjointView<Eigen::Lower>() * VecX::Ones(group.lower.rows());
+      group.check_solution = group.factor->solve(group.check_rhs);
+      const double error = (group.check_solution.array() - 1.0).abs().maxCoeff();
+      group.factored = error <= kGroupAccuracy;
+    }
   }
   for (const Group& group : groups_)
     if (!group.factored) ++failed_groups_;

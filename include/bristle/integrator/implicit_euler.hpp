@@ -410,16 +410,16 @@ class ImplicitEuler {
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
-  /// Groups of rods tied by the coupling matrix (RodBlockPreconditioner::set_groups).
+  /// Groups of rods tied by the coupling matrix (RodBlockPreconditioner::set_groups), each of
+  /// at most kMaxGroupFreeDofs free DOFs (larger ones are left out: their rods stay alone).
   std::vector<std::vector<int>> coupled_rod_groups() const;
-  /// After CG failed on m in a step that cannot be split again: the preconditioner factors the
-  /// coupled rods together (true), unless it already did or nothing couples rods (false).
-  bool factor_coupled_rods(const SparseMatrix& m);
-  /// CG on m x = b from the guess; where it does not reach cg_tolerance, the solution is taken
-  /// inexactly with rod contact (within sqrt(cg_tolerance)), else with the coupled rods
-  /// factored together (factor_coupled_rods). True if x is taken.
+  /// CG on m x = b from the guess, the rods the coupling ties factored together in its
+  /// preconditioner; where it does not reach cg_tolerance, the solution is taken inexactly with
+  /// rod contact (within sqrt(cg_tolerance)). True if x is taken.
   bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x);
   bool last_resort_ = false;  // the step being attempted cannot be split again
+  bool group_coupled_rods_ = false;  // this attempt's coupled solves factor the tied rods together
+  VecX cg_start_;                    // the grouped solve's start: the per-rod CG's last iterate
   int split_depth_ = 0;       // how many times the step being attempted was halved
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
   std::vector<int> rod_group_;

@@ -5,7 +5,8 @@
 /// and each block is banded: a vertex couples to its neighbours up to two vertices away
 /// (bending), so the half-bandwidth is at most 3D - 1. A banded Cholesky factorisation costs
 /// O(n w^2) per rod and makes CG converge in one iteration on an uncoupled system; coupling
-/// terms outside the blocks (future rod-rod contact) are left to CG. In CG's iterations any
+/// terms outside the blocks are left to CG unless their blocks are grouped (below; the
+/// integrator groups every block that rod contact couples). In CG's iterations any
 /// DOF outside the configured blocks, or in a block whose factorisation fails, falls back to
 /// Jacobi.
 ///
@@ -45,8 +46,11 @@ class RodBlockPreconditioner {
     factorization_pending_ = false;
   }
   /// Groups of blocks (each a list of block indices) factored together from the next
-  /// factorize() on; an empty list for none. Blocks in no group stay on their own.
+  /// factorize() on; an empty list for none. Blocks in no group stay on their own. The same
+  /// groups again keep their symbolic analysis (the AMD ordering and the pattern) while the
+  /// matrix's pattern stays, and factorize() factors their values only.
   void set_groups(std::vector<std::vector<int>> groups) {
+    if (groups == group_blocks_) return;
     group_blocks_ = std::move(groups);
     groups_.clear();
     failed_groups_ = 0;
@@ -225,6 +229,7 @@ class RodBlockPreconditioner {
     SparseMatrix lower;      // its lower triangle in its own numbering
     std::vector<int> source; // where each of lower's values is in the matrix's value array
     std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>> factor;
+    VecX check_rhs, check_solution;  // the factor's test solve (factorize_groups)
     bool factored = false;
   };
   bool factorize_block(int b, const double* values);
