@@ -84,4 +84,18 @@ SegmentDistance segment_distance(const Vec3& p0, const Vec3& p1, const Vec3& q0,
   return {std::sqrt(best2), best_s, best_t};
 }
 
+double segment_distance_lower_bound(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1) {
+  const Vec3 between = 0.5 * ((p0 + p1) - (q0 + q1));
+  const double length = between.norm();
+  if (!(length > 0.0)) return 0.0;
+  const Vec3 axis = between / length;
+  const double a0 = p0.dot(axis), a1 = p1.dot(axis), b0 = q0.dot(axis), b1 = q1.dot(axis);
+  const double gap = std::max(std::min(a0, a1) - std::max(b0, b1), std::min(b0, b1) - std::max(a0, a1));
+  // Each projection is off by a few ulp of the coordinates' size, segment_distance by a few
+  // ulp of the segments' size; 1e-12 of the largest coordinate is far above both.
+  const double scale = std::max({p0.cwiseAbs().maxCoeff(), p1.cwiseAbs().maxCoeff(), q0.cwiseAbs().maxCoeff(),
+                                 q1.cwiseAbs().maxCoeff()});
+  return std::max(gap - 1e-12 * scale, 0.0);
+}
+
 }  // namespace bristle

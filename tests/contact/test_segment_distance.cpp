@@ -188,3 +188,40 @@ TEST_CASE("segment distance: closest_segment_parameter clamps and handles a poin
   CHECK(closest_segment_parameter(Vec3(3, 1, 0), Vec3(0, 0, 0), Vec3(1, 0, 0)) == 1.0);
   CHECK(closest_segment_parameter(Vec3(3, 1, 0), Vec3(1, 1, 1), Vec3(1, 1, 1)) == 0.0);
 }
+
+TEST_CASE("segment distance: the lower bound is never above the distance, and tight side by side") {
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto random_vector = [&] { return Vec3(uniform(rng), uniform(rng), uniform(rng)); };
+  int positive = 0;
+  for (int k = 0; k < 2000; ++k) {
+    // Coordinates far from the origin (a brush 1 m from the scene's origin, 1 mm segments)
+    // and near it, where rounding of the projections matters most relative to the gaps.
+    const double size = k % 2 == 0 ? 1e-3 : 1.0;
+    const Vec3 offset = k % 4 < 2 ? Vec3::Zero() : Vec3(1.0, -0.7, 0.3);
+    const Vec3 p0 = offset + size * random_vector(), p1 = offset + size * random_vector();
+    Vec3 q0 = offset + size * random_vector(), q1 = offset + size * random_vector();
+    if (k % 3 == 0) {
+      // Side by side: Q is P moved off by a random vector (parallel segments).
+      const Vec3 shift = size * random_vector();
+      q0 = p0 + shift;
+      q1 = p1 + shift;
+    }
+    const double bound = segment_distance_lower_bound(p0, p1, q0, q1);
+    const double exact = segment_distance(p0, p1, q0, q1).distance;
+    CAPTURE(k);
+    CHECK(bound >= 0.0);
+    CHECK(bound <= exact);
+    if (bound > 0.0) ++positive;
+  }
+  // A bound that is always zero would pass the check above: most random pairs are apart.
+  CHECK(positive > 500);
+  // Two parallel segments side by side, 1 mm long, 0.5 mm apart, 1 m from the origin: the
+  // projections on the axis between the midpoints are points, the bound the distance.
+  const Vec3 base(1.0, 0.2, -0.4), along(0.6e-3, 0.8e-3, 0.0), across(0.0, 0.0, 0.5e-3);
+  const double side = segment_distance_lower_bound(base, base + along, base + across, base + across + along);
+  CHECK(side == doctest::Approx(0.5e-3).epsilon(1e-8));
+  CHECK(side <= 0.5e-3);
+  // Crossing segments: zero.
+  CHECK(segment_distance_lower_bound(Vec3(-1, 0, 0), Vec3(1, 0, 0), Vec3(0, -1, 0), Vec3(0, 1, 0)) == 0.0);
+}

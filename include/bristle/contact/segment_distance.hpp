@@ -22,6 +22,15 @@ struct SegmentDistance {
 /// The closest points of segments p0-p1 and q0-q1 and their distance. Inputs finite.
 SegmentDistance segment_distance(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1);
 
+/// A lower bound on the distance of segments p0-p1 and q0-q1, a few operations against
+/// segment_distance's five candidates: the gap between their projections on the line through
+/// their midpoints (any unit axis u gives one, since |x - y| >= |(x - y) . u|), less a margin
+/// well above the rounding of both this and segment_distance, so that segment_distance's
+/// result is never below it. Tight for segments side by side (the projections are points),
+/// zero for segments that cross or whose midpoints meet. For a broad phase to drop far pairs
+/// without their exact distance.
+double segment_distance_lower_bound(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1);
+
 /// The parameter t in [0, 1] of the point of segment a-b closest to x (0 when a == b).
 double closest_segment_parameter(const Vec3& x, const Vec3& a, const Vec3& b);
 
