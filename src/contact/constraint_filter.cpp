@@ -21,7 +21,8 @@ Vec3 times_frame(const Mat3& frame, const Vec3& v, int D) {
 }  // namespace
 
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension, std::vector<int>* scratch) {
+                   int dimension, std::vector<int>* scratch, std::vector<int>* changed_columns) {
+  if (changed_columns != nullptr) changed_columns->clear();
   if (constraints.empty()) return;
   const int D = dimension;
   const int n = static_cast<int>(matrix.cols());
@@ -96,6 +97,9 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
   }
   std::sort(columns.begin(), columns.end());
   columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  // Steps 2 to 4 write only these columns: the constrained ones (2, 4) and the others'
+  // entries in constrained rows (3, 4).
+  if (changed_columns != nullptr) *changed_columns = columns;
 
   // 3. Rows: J <- Q^T J. In every column the D rows of a vertex are consecutive entries.
   for (const int col : columns)

@@ -44,8 +44,10 @@ struct VelocityConstraint {
 /// is symmetric with full storage and compressed; `constraints` name distinct vertices.
 /// `scratch`, if given, is kept by the caller between calls (the filter leaves it as it found
 /// it), so that a call costs what its constraints touch rather than the matrix's size.
+/// `changed_columns`, if given, receives the columns whose values the filter may have changed
+/// (sorted): restoring those restores the matrix.
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension, std::vector<int>* scratch = nullptr);
+                   int dimension, std::vector<int>* scratch = nullptr, std::vector<int>* changed_columns = nullptr);
 
 /// The filtered system's unknowns y for a velocity change dv (Q^T dv on constrained vertices,
 /// their prescribed components set to their values): a starting guess for its solve.

@@ -248,6 +248,7 @@ class ContactSolver {
   // Scratch.
   std::vector<VelocityConstraint> constraints_;
   std::vector<int> filter_scratch_;  // filter_system's, kept between passes
+  std::vector<int> changed_columns_;  // the columns a whole-system pass's filter changed
   std::vector<std::vector<int>> thread_filter_scratch_;  // the same, per thread (rods apart)
   std::vector<std::vector<VelocityConstraint>> rod_constraints_;  // rods apart: per rod
   std::vector<std::vector<PendingContact>> rod_pending_;
