@@ -62,12 +62,6 @@ bool stays_clear_on_path(double gap, double travel, double gap_hat) {
 }
 }  // namespace
 
-Vec3 RodContact::point(const VecX& x, int dof) const {
-  Vec3 p = Vec3::Zero();
-  p.head(dimension_) = x.segment(dof, dimension_);
-  return p;
-}
-
 bool RodContact::excluded(const Segment& a, const Segment& b) const { return contact_pair_excluded(a, b, self_); }
 
 const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to) {
@@ -100,25 +94,45 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   pairs.clear();
   overlapping = 0;
   if (!enabled_) return;
+  // Swept boxes in the world's frame: limit_step_by_ccd moves groups of rods by different
+  // fractions of the path, so a pair is left out only if its boxes over the whole path are
+  // apart (a frame moving with the mean displacement would leave out rods that move together,
+  // which meet when one group goes less far than the other).
+  const int segment_count = static_cast<int>(segments_.size());
   std::vector<AxisBox> boxes(segments_.size());
-  for (std::size_t k = 0; k < segments_.size(); ++k) {
+  Vec3 anchor = Vec3::Zero();
+  double moved = 0.0, radii = 0.0;
+  for (int k = 0; k < segment_count; ++k) {
     const Segment& s = segments_[k];
     const Vec3 a = point(x_from, s.dof0), b = point(x_from, s.dof1), c = point(x_to, s.dof0), d = point(x_to, s.dof1);
     const Vec3 grow = Vec3::Constant(s.radius * (1.0 + kContactGapFraction));
     boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
     boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
+    anchor += a;
+    moved += (c - a).norm();
+    radii += s.radius;
   }
-  // The list is rebuilt when a box leaves its own grown by a radius: on the 15 x 15 tilted
-  // brush one call in ten (a third of a radius: one in five, three radii: one in twenty, with
-  // three times the listed pairs to filter; all about as fast).
-  const std::vector<std::pair<int, int>>& candidates = candidate_list_.pairs(
+  if (segment_count > 0) anchor /= segment_count;
+  if (!anchor.allFinite()) anchor.setZero();
+  // Two kept lists, each rebuilt when a box leaves its own grown by a radius, each in a frame
+  // anchored at the segments' mean point at x_from (BoxPairList's shift), so that a brush
+  // dragged along keeps its list from step to step. A step asks for pairs on long paths (from
+  // its start to the prediction, a stroke's 13 radii on the benchmark's brush) and on short
+  // ones (Newton's corrections), alternately: one list for each keeps both from being rebuilt
+  // at each change. Either list gives the same pairs (BoxPairList::pairs); the choice only
+  // decides which is kept.
+  const bool long_path = moved > radii;
+  BoxPairList& list = long_path ? long_path_list_ : candidate_list_;
+  // On the 15 x 15 tilted brush one call in ten was a rebuild with a margin of a radius (a
+  // third of a radius: one in five, three radii: one in twenty, with three times the listed
+  // pairs to filter; all about as fast).
+  const std::vector<std::pair<int, int>>& candidates = list.pairs(
       boxes, [&](int k) { return segments_[k].radius; },
-      [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_);
+      [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_, anchor);
   const int count = static_cast<int>(candidates.size());
   if (only_near_path) {
     // How far each segment's ends go on the path: no point of the segment goes further.
     segment_travel_.resize(segments_.size());
-    const int segment_count = static_cast<int>(segments_.size());
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && segment_count > 4096)
     for (int k = 0; k < segment_count; ++k) {
       const Segment& s = segments_[k];

@@ -444,3 +444,54 @@ TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds 
     CHECK(expected.size() > 20);
   }
 }
+
+TEST_CASE("box pairs: a kept list follows boxes moved together by the caller's shift, with the same pairs") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0), v(-1.0, 1.0);
+  const int n = 2000;
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < n; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    boxes.push_back({lo, lo + Vec3::Constant(0.06 * u(rng))});
+  }
+  // Pairs that touch exactly, face on face: the subtraction of the shift must keep them.
+  for (int k = 0; k + 1 < 40; k += 2) {
+    boxes[k + 1].lo = boxes[k].hi;
+    boxes[k + 1].hi = boxes[k].hi + Vec3::Constant(0.01);
+  }
+  const double margin = 0.01;
+  auto skip = [](int i, int j) { return (i + j) % 7 == 0; };
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    BoxPairList list;
+    for (int call = 0; call < 8; ++call) {
+      CAPTURE(call);
+      // The whole set goes 3.7 units further each call (hundreds of margins), each box also
+      // drifting within its margin; the shift follows the common part.
+      const Vec3 offset = Vec3(3.7, -1.3, 0.9) * call + Vec3::Constant(1e-3 * v(rng));
+      std::vector<AxisBox> now = boxes;
+      for (int k = 0; k < n; ++k) {
+        const Vec3 drift = 0.4 * margin * Vec3(v(rng), v(rng), v(rng));
+        now[k].lo = boxes[k].lo + offset + (k < 40 ? Vec3::Zero() : drift);
+        now[k].hi = boxes[k].hi + offset + (k < 40 ? Vec3::Zero() : drift);
+      }
+      const int rebuilds_before = list.rebuilds();
+      const auto expected = overlapping_box_pairs(now, skip, 1);
+      CHECK(list.pairs(now, [&](int) { return margin; }, skip, threads, Vec3(3.7, -1.3, 0.9) * call) == expected);
+      CHECK(list.rebuilds() == rebuilds_before + (call == 0 ? 1 : 0));
+      int touching = 0;
+      for (int k = 0; k + 1 < 40; k += 2)
+        touching += std::binary_search(expected.begin(), expected.end(), std::make_pair(k, k + 1)) ? 1 : 0;
+      CHECK(touching >= 15);  // all but the skipped ones (k + k + 1 divisible by 7)
+    }
+    // Without the shift the moved boxes leave their grown ones: a rebuild, the same pairs.
+    std::vector<AxisBox> moved = boxes;
+    for (AxisBox& b : moved) {
+      b.lo += Vec3::Constant(5.0);
+      b.hi += Vec3::Constant(5.0);
+    }
+    const int before = list.rebuilds();
+    CHECK(list.pairs(moved, [&](int) { return margin; }, skip, threads) == overlapping_box_pairs(moved, skip, 1));
+    CHECK(list.rebuilds() == before + 1);
+  }
+}

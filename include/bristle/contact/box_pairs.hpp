@@ -52,9 +52,16 @@ class BoxPairList {
  public:
   /// The overlapping pairs of `boxes` not skipped, sorted; `margin(i)` is how far box i is grown
   /// when the list is rebuilt.
+  ///
+  /// `shift` is subtracted from every box before it is compared with its grown box, and the
+  /// list is built over boxes so shifted: boxes that move together (a brush dragged along) keep
+  /// their list when the caller's shift moves with them. The result is the same for any shift:
+  /// rounding is monotone, so boxes that overlap still overlap after the same subtraction, and
+  /// the pairs returned are tested on the boxes as given.
   const std::vector<std::pair<int, int>>& pairs(const std::vector<AxisBox>& boxes,
                                                 const std::function<double(int)>& margin,
-                                                const std::function<bool(int, int)>& skip, int threads);
+                                                const std::function<bool(int, int)>& skip, int threads,
+                                                const Vec3& shift = Vec3::Zero());
   /// Rebuild on the next call (the boxes changed in number or by a jump).
   void forget() { listed_valid_ = false; }
   int rebuilds() const { return rebuilds_; }

@@ -195,7 +195,9 @@ class RodContact {
     double mass = 0.0;          // of its two vertices [kg]
     bool fixed = false;         // both its vertices are held (no free DOF)
   };
-  Vec3 point(const VecX& x, int dof) const;
+  Vec3 point(const VecX& x, int dof) const {
+    return dimension_ == 3 ? Vec3(x[dof], x[dof + 1], x[dof + 2]) : Vec3(x[dof], x[dof + 1], 0.0);
+  }
   /// Pairs whose axes are further apart than `overlap_floor` times the sum of the radii at
   /// x_from are kept; the others are counted in `overlapping`.
   /// With `only_near_path`, pairs that cannot come within 2 g^ on the path, nor close a fifth of
@@ -232,7 +234,8 @@ class RodContact {
   std::vector<RodContactPair> pairs_;
   int overlapping_ = 0;
   // collect()'s broad phase, kept across calls (a cache: collect stays const to its callers).
-  mutable BoxPairList candidate_list_;
+  mutable BoxPairList candidate_list_;   // kept for short paths (RodContact::collect)
+  mutable BoxPairList long_path_list_;   // and for paths longer than the radii
   mutable std::vector<double> candidate_distances_;
   mutable std::vector<double> segment_travel_;
 };
