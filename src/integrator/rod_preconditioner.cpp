@@ -185,6 +185,16 @@ void banded_solve(const double* band, int n, int w, double* y, bool backward_onl
 
 }  // namespace
 
+bool RodBlockPreconditioner::keeps_pattern(const Block& block, const int* outer, const int* inner) {
+  const int begin = block.begin, end = block.begin + block.size;
+  if (static_cast<int>(block.pattern_counts.size()) != block.size) return false;
+  for (int col = begin; col < end; ++col)
+    if (outer[col + 1] - outer[col] != block.pattern_counts[col - begin]) return false;
+  const std::size_t entries = static_cast<std::size_t>(outer[end] - outer[begin]);
+  return entries == block.pattern_rows.size() &&
+         std::memcmp(inner + outer[begin], block.pattern_rows.data(), sizeof(int) * entries) == 0;
+}
+
 void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const int* inner) {
   factors_kept_ = false;
   size_ = n;
@@ -193,7 +203,11 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   for (int col = 0; col < n; ++col)
     for (int k = outer[col]; k < outer[col + 1]; ++k)
       if (inner[k] == col) diagonal_index_[col] = k;
-  factors_.assign(blocks_.size(), Block{});
+  // Blocks with their ranges of before keep their analysis where their pattern is unchanged.
+  bool same_ranges = factors_.size() == blocks_.size();
+  for (std::size_t b = 0; b < blocks_.size() && same_ranges; ++b)
+    same_ranges = factors_[b].begin == blocks_[b].first && factors_[b].size == blocks_[b].second - blocks_[b].first;
+  if (!same_ranges) factors_.assign(blocks_.size(), Block{});
   std::vector<char> in_block(n, 0);
   for (const auto& [begin, end] : blocks_)
     for (int i = std::max(0, begin); i < std::min(n, end); ++i) in_block[i] = 1;
@@ -207,10 +221,23 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && block_count > 1) reduction(|| : between)
   for (int b = 0; b < block_count; ++b) {
     Block& block = factors_[b];
-    block.begin = blocks_[b].first;
-    block.size = blocks_[b].second - blocks_[b].first;
+    const int begin = blocks_[b].first, size = blocks_[b].second - blocks_[b].first, end = begin + size;
+    if (size > 0 && begin >= 0 && end <= n && block.pattern_offset >= 0 && keeps_pattern(block, outer, inner)) {
+      // The same analysis: only the value positions move. The kept factor's input
+      // (factored_from, compared bit by bit before reuse) stays valid: same runs, same order.
+      const int shift = outer[begin] - block.pattern_offset;
+      for (CopyRun& run : block.runs) run.value_source += shift;
+      for (Block::Dropped& entry : block.dropped) entry.value_source += shift;
+      block.pattern_offset = outer[begin];
+      block.factored = false;
+      block.failed_pivot = -1;
+      between = between || block.pattern_between;
+      continue;
+    }
+    block = Block{};
+    block.begin = begin;
+    block.size = size;
     if (block.size <= 0) continue;
-    const int begin = block.begin, end = begin + block.size;
     bool block_between = false;
     for (int col = begin; col < end && !block_between; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
@@ -272,6 +299,17 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
           block.column_counts[j] = static_cast<unsigned char>(i - j);
           break;
         }
+    if (begin >= 0 && end <= n) {
+      block.pattern_counts.resize(block.size);
+      for (int col = begin; col < end; ++col) block.pattern_counts[col - begin] = outer[col + 1] - outer[col];
+      block.pattern_rows.assign(inner + outer[begin], inner + outer[end]);
+      block.pattern_offset = outer[begin];
+      // Recomputed over every column: the scan above stops at the first such entry.
+      bool any_between = false;
+      for (int k = outer[begin]; k < outer[end] && !any_between; ++k)
+        any_between = inner[k] < begin || inner[k] >= end;
+      block.pattern_between = any_between;
+    }
   }
   entries_between_blocks_ = between;
   analyzed_outer_ = outer;

@@ -217,12 +217,21 @@ class RodBlockPreconditioner {
     /// that of the factorisation of `factored_from` (restored with input_factored).
     int failed_pivot = -1;
     int input_failed_pivot = -1;
+    // The pattern this block was analysed on: its columns' entry counts and rows, and where its
+    // first column began in the value array (-1: not analysed). The same counts and rows again
+    // give the same analysis, with every value position moved by the same offset
+    // (analyze_compressed; rod contact changes the coupling between rods, not a rod's band).
+    std::vector<int> pattern_counts, pattern_rows;
+    int pattern_offset = -1;
+    bool pattern_between = false;  // the block's columns hold rows of other blocks
   };
   bool pivots_reported_ = false;  // the last solve_blocks reached its blocks' factorisations
   /// Whether the block's entries in `values` have the bits the block was last factored from.
   static bool same_bits_as_factored(const Block& block, const double* values);
   /// Keeps the block's entries of `values` as the input of the factorisation that follows.
   static void remember_input(Block& block, const double* values);
+  /// Whether the block's columns of the pattern (outer, inner) are those it was analysed on.
+  static bool keeps_pattern(const Block& block, const int* outer, const int* inner);
 
   struct Group {
     std::vector<int> index;  // the group's rows, increasing
