@@ -160,52 +160,67 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
                                                                  kContactGapFraction * reach));
     candidate_distances_[c] = decided ? bound : segment_distance(p0, p1, q0, q1).distance;
   }
-  for (int c = 0; c < count; ++c) {
-    const auto [i, j] = candidates[c];
-    const Segment& a = segments_[i];
-    const Segment& b = segments_[j];
-    const double reach = a.radius + b.radius;
-    const double distance = candidate_distances_[c];
-    if (!(distance > overlap_floor * reach)) {
-      ++overlapping;
-      continue;
+  // The pairs in blocks of candidates on threads (forces_ is only read), joined in block order:
+  // the same list for any thread count.
+  constexpr int kBlock = 2048;
+  const int blocks = (count + kBlock - 1) / kBlock;
+  if (static_cast<int>(block_pairs_.size()) < blocks) block_pairs_.resize(blocks);
+  int overlapping_sum = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && blocks > 1) reduction(+ : overlapping_sum)
+  for (int block = 0; block < blocks; ++block) {
+    std::vector<RodContactPair>& out = block_pairs_[block];
+    out.clear();
+    int block_overlapping = 0;
+    for (int c = block * kBlock; c < std::min(count, (block + 1) * kBlock); ++c) {
+      const auto [i, j] = candidates[c];
+      const Segment& a = segments_[i];
+      const Segment& b = segments_[j];
+      const double reach = a.radius + b.radius;
+      const double distance = candidate_distances_[c];
+      if (!(distance > overlap_floor * reach)) {
+        ++block_overlapping;
+        continue;
+      }
+      if (only_near_path) {
+        // A pair whose gap g0 at x_from no motion on the path can close below 2 g^, nor by a
+        // fifth, is left out: any two of its points move relative to each other by at most the
+        // two segments' travels T, so its gap stays above g0 - T >= max(2 g^, 0.8 g0) all the
+        // way. Its barrier is zero there, and every CCD bound the step asks of it is 1: the
+        // floors are at most half the start gap (iteration_keep, keep <= 0.5), and the additive
+        // CCD's rate, at most twice T, reaches t = 1 in its first advance. So the list differs
+        // from the broad phase's only by pairs that change nothing: the system, the barrier's
+        // sums and each CCD bound are the same (the tilted brushes' positions, bit for bit).
+        // One thing follows from it: a list left empty couples no rods, and such an iteration
+        // is solved per rod, exactly, instead of by CG to its tolerance (hair_on_sphere and
+        // overhand_knot then differ from before by round-off, 1e-19 m in the knot's first
+        // differing frame). Pairs with a force estimate stay (update_forces_in clears it when
+        // they leave g^). In a tilted brush the boxes of neighbouring bristles overlap along
+        // their length: 10,900 candidates a call on the 15 x 15 brush, most of them far.
+        const double gap = distance - reach;
+        const double travel = segment_travel_[i] + segment_travel_[j];
+        const double gap_hat = kContactGapFraction * reach;
+        if (stays_clear_on_path(gap, travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) continue;
+      }
+      RodContactPair pair;
+      pair.dofs = {a.dof0, a.dof1, b.dof0, b.dof1};
+      pair.segment_a = i;
+      pair.segment_b = j;
+      pair.constants.reach = reach;
+      pair.constants.gap_hat = kContactGapFraction * reach;
+      // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
+      // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
+      pair.constants.stiffness = rod_contact_weight_stiffness(0.25 * (a.mass + b.mass), gravity_, reach);
+      if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
+        pair.constants.force = found->second.force;
+        pair.constants.stiffness = std::max(pair.constants.stiffness,
+                                            found->second.step_force / (kHalfGapSlope * pair.constants.gap_hat));
+      }
+      out.push_back(pair);
     }
-    if (only_near_path) {
-      // A pair whose gap g0 at x_from no motion on the path can close below 2 g^, nor by a
-      // fifth, is left out: any two of its points move relative to each other by at most the
-      // two segments' travels T, so its gap stays above g0 - T >= max(2 g^, 0.8 g0) all the
-      // way. Its barrier is zero there, and every CCD bound the step asks of it is 1: the
-      // floors are at most half the start gap (iteration_keep, keep <= 0.5), and the additive
-      // CCD's rate, at most twice T, reaches t = 1 in its first advance. So the list differs
-      // from the broad phase's only by pairs that change nothing: the system, the barrier's
-      // sums and each CCD bound are the same (the tilted brushes' positions, bit for bit).
-      // One thing follows from it: a list left empty couples no rods, and such an iteration
-      // is solved per rod, exactly, instead of by CG to its tolerance (hair_on_sphere and
-      // overhand_knot then differ from before by round-off, 1e-19 m in the knot's first
-      // differing frame). Pairs with a force estimate stay (update_forces_in clears it when
-      // they leave g^). In a tilted brush the boxes of neighbouring bristles overlap along
-      // their length: 10,900 candidates a call on the 15 x 15 brush, most of them far.
-      const double gap = distance - reach;
-      const double travel = segment_travel_[i] + segment_travel_[j];
-      const double gap_hat = kContactGapFraction * reach;
-      if (stays_clear_on_path(gap, travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) continue;
-    }
-    RodContactPair pair;
-    pair.dofs = {a.dof0, a.dof1, b.dof0, b.dof1};
-    pair.segment_a = i;
-    pair.segment_b = j;
-    pair.constants.reach = reach;
-    pair.constants.gap_hat = kContactGapFraction * reach;
-    // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
-    // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
-    pair.constants.stiffness = rod_contact_weight_stiffness(0.25 * (a.mass + b.mass), gravity_, reach);
-    if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
-      pair.constants.force = found->second.force;
-      pair.constants.stiffness = std::max(pair.constants.stiffness,
-                                          found->second.step_force / (kHalfGapSlope * pair.constants.gap_hat));
-    }
-    pairs.push_back(pair);
+    overlapping_sum += block_overlapping;
   }
+  overlapping = overlapping_sum;
+  for (int block = 0; block < blocks; ++block) pairs.insert(pairs.end(), block_pairs_[block].begin(), block_pairs_[block].end());
 }
 
 namespace {

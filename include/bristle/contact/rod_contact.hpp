@@ -238,6 +238,7 @@ class RodContact {
   mutable BoxPairList long_path_list_;   // and for paths longer than the radii
   mutable std::vector<double> candidate_distances_;
   mutable std::vector<double> segment_travel_;
+  mutable std::vector<std::vector<RodContactPair>> block_pairs_;  // collect's pairs, per block of candidates
 };
 
 }  // namespace bristle
