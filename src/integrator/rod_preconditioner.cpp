@@ -304,11 +304,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
       for (int col = begin; col < end; ++col) block.pattern_counts[col - begin] = outer[col + 1] - outer[col];
       block.pattern_rows.assign(inner + outer[begin], inner + outer[end]);
       block.pattern_offset = outer[begin];
-      // Recomputed over every column: the scan above stops at the first such entry.
-      bool any_between = false;
-      for (int k = outer[begin]; k < outer[end] && !any_between; ++k)
-        any_between = inner[k] < begin || inner[k] >= end;
-      block.pattern_between = any_between;
+      block.pattern_between = block_between;
     }
   }
   entries_between_blocks_ = between;
