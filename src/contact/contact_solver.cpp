@@ -32,6 +32,8 @@ constexpr int kDissipationSolves = 8;
 // thread: a pass over a few short rods costs less than waking the others (hair_on_sphere's 24
 // strands ran 15% slower on two threads than on one without it).
 constexpr int kParallelRodDofs = 4096;
+// Fewer values than this are copied on one thread (save_all_values).
+constexpr int kParallelCopyValues = 1 << 16;
 
 /// The vertex's contact normals as the columns of a 3 x m matrix.
 Eigen::MatrixXd normals_of(const VertexContact& vc) {
@@ -938,16 +940,21 @@ void ContactSolver::save_all_values(const SparseMatrix& system) {
   if (all_values_saved_) return;
   // Columns saved by passes before (rods apart) are kept; the others, and any value outside
   // the rods' columns, are as solve() received them: copied now.
+  // Each rod copies its own values and those between the rod before's and its own; the rods
+  // split between threads (a pressed brush's system is 14 MB of values, copied on each pass
+  // that solves it whole).
   const int rod_count = static_cast<int>(rod_values_saved_.size());
   const int* outer = system.outerIndexPtr();
   const double* values = system.valuePtr();
-  int at = 0;  // values before `at` are handled
+  const bool parallel = threads_ > 1 && system.nonZeros() >= kParallelCopyValues;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
   for (int r = 0; r < rod_count; ++r) {
-    const auto [begin, end] = model_.layout.rod_free_range(r);
-    std::copy(values + at, values + outer[begin], saved_values_.data() + at);
+    const int before = r > 0 ? outer[model_.layout.rod_free_range(r - 1).second] : 0;
+    const int begin = outer[model_.layout.rod_free_range(r).first];
+    std::copy(values + before, values + begin, saved_values_.data() + before);
     save_rod_values(system, r);
-    at = outer[end];
   }
+  const int at = rod_count > 0 ? outer[model_.layout.rod_free_range(rod_count - 1).second] : 0;
   std::copy(values + at, values + system.nonZeros(), saved_values_.data() + at);
   all_values_saved_ = true;
 }

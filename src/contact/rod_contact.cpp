@@ -73,19 +73,25 @@ double RodContact::energy(const VecX& x) const {
   std::vector<RodContactPair> pairs;
   int overlapping = 0;
   collect(x, x, pairs, overlapping, 1.0, true);
-  double sum = 0.0;
-  for (const RodContactPair& pair : pairs) {
-    const auto& d = pair.dofs;
+  // Each pair's energy on the threads, summed here in the pairs' order: the same sum as one
+  // thread's, bit for bit.
+  const int count = static_cast<int>(pairs.size());
+  std::vector<double> energies(pairs.size());
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && count > 256)
+  for (int p = 0; p < count; ++p) {
+    const auto& d = pairs[p].dofs;
     if (dimension_ == 2) {
       Vec<8> local;
       for (int k = 0; k < 4; ++k) local.segment<2>(2 * k) = x.segment<2>(d[k]);
-      sum += rod_contact_energy<2>(local, pair.constants);
+      energies[p] = rod_contact_energy<2>(local, pairs[p].constants);
     } else {
       Vec<12> local;
       for (int k = 0; k < 4; ++k) local.segment<3>(3 * k) = x.segment<3>(d[k]);
-      sum += rod_contact_energy<3>(local, pair.constants);
+      energies[p] = rod_contact_energy<3>(local, pairs[p].constants);
     }
   }
+  double sum = 0.0;
+  for (const double energy : energies) sum += energy;
   return sum;
 }
 
@@ -100,17 +106,35 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   // which meet when one group goes less far than the other).
   const int segment_count = static_cast<int>(segments_.size());
   std::vector<AxisBox> boxes(segments_.size());
+  // The sums below in chunks of a fixed size, added in chunk order: the same for any thread
+  // count (the list chosen depends on them, the pairs do not).
+  constexpr int kChunk = 1024;
+  const int chunks = (segment_count + kChunk - 1) / kChunk;
+  struct ChunkSums {
+    Vec3 anchor = Vec3::Zero();
+    double moved = 0.0, radii = 0.0;
+  };
+  std::vector<ChunkSums> chunk_sums(chunks);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && chunks > 1)
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    ChunkSums& sums = chunk_sums[chunk];
+    for (int k = chunk * kChunk; k < std::min(segment_count, (chunk + 1) * kChunk); ++k) {
+      const Segment& s = segments_[k];
+      const Vec3 a = point(x_from, s.dof0), b = point(x_from, s.dof1), c = point(x_to, s.dof0), d = point(x_to, s.dof1);
+      const Vec3 grow = Vec3::Constant(s.radius * (1.0 + kContactGapFraction));
+      boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
+      boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
+      sums.anchor += a;
+      sums.moved += (c - a).norm();
+      sums.radii += s.radius;
+    }
+  }
   Vec3 anchor = Vec3::Zero();
   double moved = 0.0, radii = 0.0;
-  for (int k = 0; k < segment_count; ++k) {
-    const Segment& s = segments_[k];
-    const Vec3 a = point(x_from, s.dof0), b = point(x_from, s.dof1), c = point(x_to, s.dof0), d = point(x_to, s.dof1);
-    const Vec3 grow = Vec3::Constant(s.radius * (1.0 + kContactGapFraction));
-    boxes[k].lo = a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow;
-    boxes[k].hi = a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow;
-    anchor += a;
-    moved += (c - a).norm();
-    radii += s.radius;
+  for (const ChunkSums& sums : chunk_sums) {
+    anchor += sums.anchor;
+    moved += sums.moved;
+    radii += sums.radii;
   }
   if (segment_count > 0) anchor /= segment_count;
   if (!anchor.allFinite()) anchor.setZero();
@@ -333,7 +357,10 @@ double RodContact::pair_step(const VecX& x_from, const VecX& x_to, int k, double
 
 double RodContact::max_step_reversed(const VecX& x_from, const VecX& x_to, double keep) const {
   double step = 1.0;
-  for (const RodContactPair& pair : pairs_) {
+  const int count = static_cast<int>(pairs_.size());
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads_) if (threads_ > 1 && count > 256) reduction(min : step)
+  for (int k = 0; k < count; ++k) {
+    const RodContactPair& pair = pairs_[k];
     const auto& d = pair.dofs;
     const Vec3 p0 = point(x_from, d[0]), p1 = point(x_from, d[1]), q0 = point(x_from, d[2]), q1 = point(x_from, d[3]);
     const Vec3 r0 = point(x_to, d[0]), r1 = point(x_to, d[1]), s0 = point(x_to, d[2]), s1 = point(x_to, d[3]);
