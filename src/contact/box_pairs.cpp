@@ -22,7 +22,7 @@ constexpr std::int64_t kMaxCellsPerBox = 64;
 /// a counting sort on a hash of the key (one pass to count, one to place, in entry order) and
 /// a sort only of the rare buckets two cells share. Sorting every entry by comparison was a
 /// tenth of a pressed brush's step.
-void sort_by_cell(std::vector<std::pair<std::uint64_t, int>>& entries) {
+void sort_by_cell(std::vector<std::pair<std::uint64_t, int>>& entries, int threads) {
   const std::size_t m = entries.size();
   if (m < 64) {
     std::sort(entries.begin(), entries.end());
@@ -40,7 +40,10 @@ void sort_by_cell(std::vector<std::pair<std::uint64_t, int>>& entries) {
   std::vector<std::pair<std::uint64_t, int>> placed(m);
   std::vector<std::size_t> next(start.begin(), start.end() - 1);
   for (const auto& entry : entries) placed[next[bucket(entry.first)]++] = entry;
-  for (std::size_t b = 0; b < buckets; ++b) {
+  // Each bucket on its own: the buckets split between threads (the result is the same).
+  const std::ptrdiff_t bucket_count = static_cast<std::ptrdiff_t>(buckets);
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads) if (threads > 1 && m > 16384)
+  for (std::ptrdiff_t b = 0; b < bucket_count; ++b) {
     const auto first = placed.begin() + static_cast<std::ptrdiff_t>(start[b]);
     const auto last = placed.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
     // Entries were listed box by box, so a bucket of one cell is in box order already.
@@ -55,17 +58,19 @@ void sort_by_cell(std::vector<std::pair<std::uint64_t, int>>& entries) {
 /// place), then each i's few partners sorted. The sorted list of distinct pairs is unique, so
 /// the result does not depend on the order they were found in, nor on the thread count. A
 /// comparison sort of the whole list was a fifth of the list's rebuild on a pressed brush.
-void sort_pairs(std::vector<std::pair<int, int>>& pairs, int n) {
+void sort_pairs(std::vector<std::pair<int, int>>& pairs, int n, int threads) {
   std::vector<int> start(static_cast<std::size_t>(n) + 1, 0);
   for (const auto& [i, j] : pairs) ++start[i + 1];
   for (int i = 0; i < n; ++i) start[i + 1] += start[i];
   std::vector<int> partners(pairs.size());
   std::vector<int> next(start.begin(), start.end() - 1);
   for (const auto& [i, j] : pairs) partners[next[i]++] = j;
-  std::size_t k = 0;
+  // Each i's partners sorted and written at its own place: the i split between threads.
+#pragma omp parallel for schedule(dynamic, 512) num_threads(threads) if (threads > 1 && pairs.size() > 16384)
   for (int i = 0; i < n; ++i) {
     const auto first = partners.begin() + start[i], last = partners.begin() + start[i + 1];
     std::sort(first, last);
+    std::size_t k = static_cast<std::size_t>(start[i]);
     for (auto it = first; it != last; ++it) pairs[k++] = {i, *it};
   }
 }
@@ -126,23 +131,37 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
   const double size = std::max(sides / n, (hi - lo).maxCoeff() / (UniformGrid::kMaxCell - 1));
   grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
 
-  std::vector<std::pair<std::uint64_t, int>> entries;
+  // Each box's (cell, box) entries, box by box: the cells counted on threads, placed after a
+  // prefix sum, each box's at its own place (the list one thread's loop would make).
   std::vector<std::uint64_t> lo_cells(n);
-  std::vector<int> large;
+  std::vector<int> entry_start(static_cast<std::size_t>(n) + 1, 0);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096)
   for (int i = 0; i < n; ++i) {
     const UniformGrid::Cell a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
     lo_cells[i] = UniformGrid::key(a);
     std::int64_t cells = 1;
-    for (int k = 0; k < 3; ++k) cells *= std::min(b[k] - a[k] + 1, kMaxCellsPerBox + 1);
-    if (cells > kMaxCellsPerBox) {
+    for (int k = 0; k < 3; ++k) cells *= std::clamp<std::int64_t>(b[k] - a[k] + 1, 0, kMaxCellsPerBox + 1);
+    entry_start[i + 1] = cells > kMaxCellsPerBox ? -1 : static_cast<int>(cells);  // -1: a large box
+  }
+  std::vector<int> large;
+  for (int i = 0; i < n; ++i) {
+    if (entry_start[i + 1] < 0) {
       large.push_back(i);
-      continue;
+      entry_start[i + 1] = 0;
     }
+    entry_start[i + 1] += entry_start[i];
+  }
+  std::vector<std::pair<std::uint64_t, int>> entries(static_cast<std::size_t>(entry_start[n]));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096)
+  for (int i = 0; i < n; ++i) {
+    if (entry_start[i + 1] == entry_start[i]) continue;
+    const UniformGrid::Cell a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
+    std::size_t k = static_cast<std::size_t>(entry_start[i]);
     for (std::int64_t x = a[0]; x <= b[0]; ++x)
       for (std::int64_t y = a[1]; y <= b[1]; ++y)
-        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries.emplace_back(UniformGrid::key({x, y, z}), i);
+        for (std::int64_t z = a[2]; z <= b[2]; ++z) entries[k++] = {UniformGrid::key({x, y, z}), i};
   }
-  sort_by_cell(entries);
+  sort_by_cell(entries, threads);
   std::vector<std::size_t> runs;  // starts of runs of one cell, and the end
   for (std::size_t k = 0; k < entries.size(); ++k)
     if (k == 0 || entries[k].first != entries[k - 1].first) runs.push_back(k);
@@ -210,7 +229,7 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
       const int a = std::min(i, j), b = std::max(i, j);
       if (kept(a, b)) pairs.emplace_back(a, b);
     }
-  sort_pairs(pairs, n);
+  sort_pairs(pairs, n, threads);
   return pairs;
 }
 

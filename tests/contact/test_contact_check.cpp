@@ -355,11 +355,13 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
 }
 
 TEST_CASE("box pairs: many pairs, sorted in parts on threads and merged, as on one thread") {
-  // Boxes dense enough for more than 16384 pairs: the final sort runs in parts on threads.
+  // Boxes dense enough for more than 16384 pairs: the final sort runs in parts on threads; and
+  // more than 4096 boxes with more than 16384 cell entries, so that the entries are counted,
+  // placed and sorted by cell on threads too.
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::vector<AxisBox> boxes;
-  for (int k = 0; k < 4000; ++k) {
+  for (int k = 0; k < 5000; ++k) {
     const Vec3 lo(u(rng), u(rng), u(rng));
     boxes.push_back({lo, lo + Vec3::Constant(0.12 * u(rng))});
   }
@@ -422,7 +424,7 @@ TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pair
 TEST_CASE("box pairs: every overlapping pair once, as a test of all pairs finds them") {
   // 300 boxes: more cells than the counting sort's buckets, so buckets hold several cells;
   // 3000 on two threads: more than 256 cells, so cells are shared among the threads.
-  for (const int n : {300, 3000}) {
+  for (const int n : {300, 3000, 6000}) {  // 6000: the grid's entries made on threads
     CAPTURE(n);
     std::mt19937 rng(5);
     std::uniform_real_distribution<double> u(0.0, 1.0);
