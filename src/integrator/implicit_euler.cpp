@@ -125,10 +125,11 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
   solver_.preconditioner().set_blocks(layout.rod_free_ranges());
   solver_.preconditioner().set_threads(settings_.threads);
   assembler_.set_threads(settings_.threads);
-  solver_.setTolerance(settings_.cg_tolerance);
-  solver_.setMaxIterations(settings_.cg_max_iterations);
-  // Eigen's thread count is process-wide; its parallel sparse product (row by row, in CG) is
-  // the only Eigen kernel a step uses. Set here, once, not inside the step: the product's
+  solver_.set_tolerance(settings_.cg_tolerance);
+  solver_.set_max_iterations(settings_.cg_max_iterations);
+  solver_.set_threads(settings_.threads);
+  // Eigen's thread count is process-wide; its parallel sparse product (row by row) serves the
+  // Eigen solvers outside the step (the static solver's CG). Set here, once: the product's
   // result does not depend on it (each row is summed by one thread), only its speed.
   Eigen::setNbThreads(std::max(1, settings_.threads));
   for (int dof = 0; dof < layout.dof_count(); ++dof)
@@ -571,10 +572,10 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   const VecX* start = &guess;
   if (coupled_ && !group_coupled_rods_) {
     preconditioner.clear_groups();
-    solver_.setMaxIterations(std::min(kPerRodIterations, settings_.cg_max_iterations));
+    solver_.set_max_iterations(std::min(kPerRodIterations, settings_.cg_max_iterations));
     solver_.compute(m);
-    x = solver_.solveWithGuess(b, guess);
-    solver_.setMaxIterations(settings_.cg_max_iterations);
+    x = solver_.solve_with_guess(b, guess);
+    solver_.set_max_iterations(settings_.cg_max_iterations);
     if (solver_.info() == Eigen::Success) return true;
     group_coupled_rods_ = true;
     if (x.allFinite()) {
@@ -587,14 +588,14 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   else
     preconditioner.clear_groups();
   solver_.compute(m);
-  x = solver_.solveWithGuess(b, *start);
+  x = solver_.solve_with_guess(b, *start);
   if (preconditioner.group_count() > preconditioner.failed_groups()) {
     const double b_norm = b.norm();
-    const double residual = x.allFinite() ? (b - m.transpose() * x).norm() : std::numeric_limits<double>::infinity();
+    const double residual = x.allFinite() ? solver_.residual_norm(m, b, x) : std::numeric_limits<double>::infinity();
     if (!(residual <= std::sqrt(settings_.cg_tolerance) * b_norm)) {
       preconditioner.clear_groups();
       solver_.compute(m);
-      x = solver_.solveWithGuess(b, *start);
+      x = solver_.solve_with_guess(b, *start);
     }
   }
   if (solver_.info() == Eigen::Success) return true;

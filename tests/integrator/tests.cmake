@@ -1,5 +1,6 @@
 list(APPEND BRISTLE_TEST_SOURCES
   integrator/test_assembly.cpp
+  integrator/test_conjugate_gradient.cpp
   integrator/test_element_table.cpp
   integrator/test_implicit_euler.cpp
   integrator/test_rod_preconditioner.cpp

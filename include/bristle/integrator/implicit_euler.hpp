@@ -63,6 +63,7 @@
 #include "bristle/contact/rod_contact.hpp"
 #include "bristle/contact/rod_contact_rows.hpp"
 #include "bristle/integrator/assembly.hpp"
+#include "bristle/integrator/conjugate_gradient.hpp"
 #include "bristle/integrator/length_correction.hpp"
 #include "bristle/integrator/rod_preconditioner.hpp"
 #include "bristle/model/model.hpp"
@@ -339,7 +340,7 @@ class ImplicitEuler {
   }
 
  private:
-  using Solver = Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, RodBlockPreconditioner>;
+  using Solver = ConjugateGradient;  // integrator/conjugate_gradient.hpp
 
   /// One attempt at a step of dt: the converged or the fixed-count solver. Leaves the state
   /// unchanged unless it succeeds.

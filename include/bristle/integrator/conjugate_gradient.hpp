@@ -1,0 +1,74 @@
+#pragma once
+/// Preconditioned conjugate gradient on the threads, with the same results for every thread
+/// count.
+///
+/// The iteration is Eigen's ConjugateGradient's (Eigen 3.4, IterativeLinearSolvers/
+/// ConjugateGradient.h; Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed.,
+/// algorithm 9.1): the same start, recurrences, stopping test |r|^2 < max(tol^2 |b|^2, min
+/// double) and reported error sqrt(|r|^2 / |b|^2). Eigen runs its sparse product on threads
+/// but its vector operations (two dot products and three updates an iteration) on one, which
+/// left a pressed brush's second thread idle for a tenth of the step. Here every pass over
+/// the vectors is split into chunks of a fixed size: each chunk's part of a dot product is
+/// summed in a fixed order and the parts are added in chunk order, so the bits of every
+/// iterate depend on the chunk size, never on the threads. The passes are fused where the
+/// recurrence allows (the product with p and p^T A p; the updates of x and r with |r|^2).
+///
+/// The matrix is symmetric with both triangles stored (Eigen's Lower | Upper): column i is
+/// row i, so A p is formed row by row from the columns (as Eigen's row-major product, the
+/// same bits).
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "bristle/integrator/rod_preconditioner.hpp"
+#include "bristle/math/types.hpp"
+
+namespace bristle {
+
+class ConjugateGradient {
+ public:
+  RodBlockPreconditioner& preconditioner() { return preconditioner_; }
+  const RodBlockPreconditioner& preconditioner() const { return preconditioner_; }
+
+  /// Relative residual |b - A x| / |b| at which the iteration stops.
+  void set_tolerance(double tolerance) { tolerance_ = tolerance; }
+  void set_max_iterations(int iterations) { max_iterations_ = iterations; }
+  int max_iterations() const { return max_iterations_; }
+  /// Threads for the vector passes and the product; the results do not depend on it.
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+
+  /// Takes the matrix (kept by reference until the next compute) and factors the
+  /// preconditioner on it.
+  void compute(const SparseMatrix& m);
+  /// Solves A x = b from `guess`.
+  VecX solve_with_guess(const VecX& b, const VecX& guess);
+
+  /// Success when the last solve reached the tolerance, NoConvergence otherwise (also when
+  /// its residual stopped being finite).
+  Eigen::ComputationInfo info() const { return info_; }
+  /// The last solve's relative residual sqrt(|r|^2 / |b|^2) by the recurrence (0 for b = 0).
+  double error() const { return error_; }
+  int iterations() const { return iterations_; }
+
+  /// |b - A x| with the same chunked sums (the true residual, not the recurrence's).
+  double residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const;
+
+  /// Entries per chunk of the vector passes: the unit of the sums' order.
+  static constexpr int kChunk = 4096;
+
+ private:
+  RodBlockPreconditioner preconditioner_;
+  const SparseMatrix* matrix_ = nullptr;
+  double tolerance_ = Eigen::NumTraits<double>::epsilon();
+  int max_iterations_ = 1000;
+  int threads_ = 1;
+  Eigen::ComputationInfo info_ = Eigen::Success;
+  double error_ = 0.0;
+  int iterations_ = 0;
+  // The work vectors and the chunks' partial sums, kept between solves.
+  VecX residual_, direction_, preconditioned_, product_;
+  std::vector<double> partial_;
+};
+
+}  // namespace bristle

@@ -1,0 +1,182 @@
+// Preconditioned conjugate gradient with chunked, ordered sums (conjugate_gradient.hpp).
+
+#include "bristle/integrator/conjugate_gradient.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace bristle {
+namespace {
+
+// Below this many entries a pass stays on one thread: waking the other costs more (the same
+// chunks and sums either way).
+constexpr int kParallelEntries = 16384;
+
+int chunk_count(int n) { return (n + ConjugateGradient::kChunk - 1) / ConjugateGradient::kChunk; }
+
+/// Sum of a[i] b[i] over [begin, end), in four interleaved partial sums added at the end: a
+/// fixed order (no reassociation by the compiler without -ffast-math), and four independent
+/// additions per round instead of one chain.
+double chunk_dot(const double* a, const double* b, int begin, int end) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int i = begin;
+  for (; i + 4 <= end; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < end; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// The parts added in chunk order.
+double ordered_sum(const std::vector<double>& parts, int chunks) {
+  double sum = 0.0;
+  for (int c = 0; c < chunks; ++c) sum += parts[c];
+  return sum;
+}
+
+/// (A p)_i over rows [begin, end) of a symmetric matrix stored by columns (row i is column i)
+/// into out[i - begin]. Each entry summed in stored order from zero, as Eigen's row-major
+/// product does.
+void multiply_rows(const SparseMatrix& m, const double* p, double* out, int begin, int end) {
+  const int* outer = m.outerIndexPtr();
+  const int* inner = m.innerIndexPtr();
+  const int* counts = m.innerNonZeroPtr();  // null when compressed
+  const double* values = m.valuePtr();
+  for (int i = begin; i < end; ++i) {
+    const int first = outer[i];
+    const int last = counts != nullptr ? first + counts[i] : outer[i + 1];
+    double sum = 0.0;
+    for (int k = first; k < last; ++k) sum += values[k] * p[inner[k]];
+    out[i - begin] = sum;
+  }
+}
+
+}  // namespace
+
+void ConjugateGradient::compute(const SparseMatrix& m) {
+  matrix_ = &m;
+  preconditioner_.compute(m);
+}
+
+double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const {
+  const int n = static_cast<int>(b.size());
+  const int chunks = chunk_count(n);
+  std::vector<double> parts(chunks);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && n > kParallelEntries)
+  for (int c = 0; c < chunks; ++c) {
+    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    double product[kChunk];
+    multiply_rows(m, x.data(), product, begin, end);
+    double s0 = 0.0;
+    for (int i = begin; i < end; ++i) {
+      const double r = b[i] - product[i - begin];
+      s0 += r * r;
+    }
+    parts[c] = s0;
+  }
+  return std::sqrt(ordered_sum(parts, chunks));
+}
+
+VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
+  const SparseMatrix& m = *matrix_;
+  const int n = static_cast<int>(b.size());
+  const int chunks = chunk_count(n);
+  const bool parallel = threads_ > 1 && n > kParallelEntries;
+  partial_.resize(chunks);
+  VecX x = guess;
+  VecX& r = residual_;
+  VecX& p = direction_;
+  VecX& z = preconditioned_;
+  VecX& q = product_;
+  r.resize(n);
+  p.resize(n);
+  z.resize(n);
+  q.resize(n);
+  double* parts = partial_.data();
+
+  // r = b - A x, with |b|^2 and |r|^2.
+  std::vector<double> b_parts(chunks);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+  for (int c = 0; c < chunks; ++c) {
+    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    multiply_rows(m, x.data(), q.data() + begin, begin, end);
+    for (int i = begin; i < end; ++i) r[i] = b[i] - q[i];
+    b_parts[c] = chunk_dot(b.data(), b.data(), begin, end);
+    parts[c] = chunk_dot(r.data(), r.data(), begin, end);
+  }
+  const double b_norm2 = ordered_sum(b_parts, chunks);
+  iterations_ = 0;
+  if (b_norm2 == 0.0) {
+    x.setZero();
+    error_ = 0.0;
+    info_ = Eigen::Success;
+    return x;
+  }
+  const double threshold =
+      std::max(tolerance_ * tolerance_ * b_norm2, std::numeric_limits<double>::min());
+  double r_norm2 = ordered_sum(partial_, chunks);
+  if (r_norm2 < threshold) {
+    error_ = std::sqrt(r_norm2 / b_norm2);
+    info_ = error_ <= tolerance_ ? Eigen::Success : Eigen::NoConvergence;
+    return x;
+  }
+  p = r;
+  preconditioner_.solve_in_place(p);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+  for (int c = 0; c < chunks; ++c) {
+    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    parts[c] = chunk_dot(r.data(), p.data(), begin, end);
+  }
+  double rz = ordered_sum(partial_, chunks);
+  int i = 0;
+  while (i < max_iterations_) {
+    // q = A p with p^T q.
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+    for (int c = 0; c < chunks; ++c) {
+      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+      multiply_rows(m, p.data(), q.data() + begin, begin, end);
+      parts[c] = chunk_dot(p.data(), q.data(), begin, end);
+    }
+    const double alpha = rz / ordered_sum(partial_, chunks);
+    // x += alpha p, r -= alpha q, with |r|^2; z = r for the preconditioner.
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+    for (int c = 0; c < chunks; ++c) {
+      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+      for (int k = begin; k < end; ++k) {
+        x[k] += alpha * p[k];
+        r[k] -= alpha * q[k];
+        z[k] = r[k];
+      }
+      parts[c] = chunk_dot(r.data(), r.data(), begin, end);
+    }
+    r_norm2 = ordered_sum(partial_, chunks);
+    if (r_norm2 < threshold) break;
+    // A breakdown (a zero or non-finite curvature p^T A p) leaves no finite iterate to improve.
+    if (!std::isfinite(r_norm2)) break;
+    preconditioner_.solve_in_place(z);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+    for (int c = 0; c < chunks; ++c) {
+      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+      parts[c] = chunk_dot(r.data(), z.data(), begin, end);
+    }
+    const double rz_old = rz;
+    rz = ordered_sum(partial_, chunks);
+    const double beta = rz / rz_old;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
+    for (int c = 0; c < chunks; ++c) {
+      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+      for (int k = begin; k < end; ++k) p[k] = z[k] + beta * p[k];
+    }
+    ++i;
+  }
+  iterations_ = i;
+  error_ = std::sqrt(r_norm2 / b_norm2);
+  info_ = error_ <= tolerance_ ? Eigen::Success : Eigen::NoConvergence;
+  return x;
+}
+
+}  // namespace bristle

@@ -1,0 +1,141 @@
+// ConjugateGradient: solves to its tolerance, as Eigen's CG does with the same preconditioner,
+// with the same bits on any thread count.
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <Eigen/IterativeLinearSolvers>
+
+#include "bristle/integrator/conjugate_gradient.hpp"
+
+using namespace bristle;
+
+namespace {
+
+/// `rods` banded blocks of `size` rows (half-bandwidth 4) coupled by random symmetric entries
+/// between blocks, diagonally dominant (SPD): the shape of a brush's system with contact.
+struct CoupledSystem {
+  SparseMatrix matrix;
+  std::vector<std::pair<int, int>> blocks;
+  VecX rhs;
+};
+
+CoupledSystem coupled_system(int rods, int size, int couplings, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> row(0, rods * size - 1);
+  const int n = rods * size;
+  std::vector<Eigen::Triplet<double>> entries;
+  VecX diagonal = VecX::Zero(n);
+  auto add = [&](int i, int j, double value) {
+    entries.emplace_back(i, j, value);
+    entries.emplace_back(j, i, value);
+    diagonal[i] += std::abs(value);
+    diagonal[j] += std::abs(value);
+  };
+  CoupledSystem system;
+  for (int r = 0; r < rods; ++r) {
+    system.blocks.emplace_back(r * size, (r + 1) * size);
+    for (int i = r * size; i < (r + 1) * size; ++i)
+      for (int j = std::max(r * size, i - 4); j < i; ++j) add(i, j, u(rng));
+  }
+  for (int k = 0; k < couplings; ++k) {
+    const int i = row(rng), j = row(rng);
+    if (i / size != j / size) add(i, j, 3.0 * u(rng));
+  }
+  for (int i = 0; i < n; ++i) entries.emplace_back(i, i, diagonal[i] + 0.05 + 0.05 * std::abs(u(rng)));
+  system.matrix.resize(n, n);
+  system.matrix.setFromTriplets(entries.begin(), entries.end());
+  system.rhs = VecX::NullaryExpr(n, [&]() { return u(rng); });
+  return system;
+}
+
+}  // namespace
+
+TEST_CASE("conjugate gradient: reaches its tolerance on a coupled system, as Eigen's CG does") {
+  // 24000 rows: the vector passes run on threads (more than 16384 entries).
+  const CoupledSystem system = coupled_system(240, 100, 20000, 4);
+  const double tolerance = 1e-10;
+  ConjugateGradient cg;
+  cg.preconditioner().set_blocks(system.blocks);
+  cg.set_tolerance(tolerance);
+  cg.set_max_iterations(1000);
+  cg.compute(system.matrix);
+  const VecX x = cg.solve_with_guess(system.rhs, VecX::Zero(system.rhs.size()));
+  CHECK(cg.info() == Eigen::Success);
+  CHECK(cg.iterations() > 3);  // the coupling is CG's to resolve: not one iteration
+  const double residual = (system.rhs - system.matrix * x).norm() / system.rhs.norm();
+  CHECK(residual < 10.0 * tolerance);
+  CHECK(cg.error() <= tolerance);
+  CHECK(cg.residual_norm(system.matrix, system.rhs, x) == doctest::Approx(residual * system.rhs.norm()).epsilon(1e-6));
+
+  Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, RodBlockPreconditioner> eigen_cg;
+  eigen_cg.preconditioner().set_blocks(system.blocks);
+  eigen_cg.setTolerance(tolerance);
+  eigen_cg.setMaxIterations(1000);
+  eigen_cg.compute(system.matrix);
+  const VecX eigen_x = eigen_cg.solve(system.rhs);
+  CHECK(std::abs(static_cast<int>(eigen_cg.iterations()) - cg.iterations()) <= 1);
+  CHECK((x - eigen_x).norm() <= 1e-8 * eigen_x.norm());
+}
+
+TEST_CASE("conjugate gradient: the same bits on one, two and three threads, from a guess") {
+  const CoupledSystem system = coupled_system(240, 100, 20000, 8);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const VecX guess = VecX::NullaryExpr(system.rhs.size(), [&]() { return u(rng); });
+  VecX first;
+  int first_iterations = -1;
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    ConjugateGradient cg;
+    cg.preconditioner().set_blocks(system.blocks);
+    cg.preconditioner().set_threads(threads);
+    cg.set_threads(threads);
+    cg.set_tolerance(1e-12);
+    cg.set_max_iterations(1000);
+    cg.compute(system.matrix);
+    const VecX x = cg.solve_with_guess(system.rhs, guess);
+    REQUIRE(cg.info() == Eigen::Success);
+    if (threads == 1) {
+      first = x;
+      first_iterations = cg.iterations();
+      continue;
+    }
+    CHECK(cg.iterations() == first_iterations);
+    CHECK(std::memcmp(x.data(), first.data(), sizeof(double) * static_cast<std::size_t>(x.size())) == 0);
+  }
+}
+
+TEST_CASE("conjugate gradient: a zero right-hand side, a start already within tolerance, too few iterations") {
+  const CoupledSystem system = coupled_system(30, 50, 400, 5);
+  const int n = static_cast<int>(system.rhs.size());
+  ConjugateGradient cg;
+  cg.preconditioner().set_blocks(system.blocks);
+  cg.set_tolerance(1e-10);
+  cg.set_max_iterations(1000);
+  cg.compute(system.matrix);
+  // b = 0: x = 0 whatever the guess, as Eigen's CG returns.
+  const VecX zero = cg.solve_with_guess(VecX::Zero(n), VecX::Ones(n));
+  CHECK(zero.isZero(0.0));
+  CHECK(cg.info() == Eigen::Success);
+  CHECK(cg.iterations() == 0);
+  CHECK(cg.error() == 0.0);
+  // The answer as the guess: no iteration, the guess returned as it is.
+  const VecX solved = cg.solve_with_guess(system.rhs, VecX::Zero(n));
+  REQUIRE(cg.info() == Eigen::Success);
+  const VecX again = cg.solve_with_guess(system.rhs, solved);
+  CHECK(cg.iterations() == 0);
+  CHECK(again == solved);
+  // Two iterations of a tight solve: not converged, and the error says by how much.
+  cg.set_tolerance(1e-14);
+  cg.set_max_iterations(2);
+  const VecX short_x = cg.solve_with_guess(system.rhs, VecX::Zero(n));
+  CHECK(cg.info() == Eigen::NoConvergence);
+  CHECK(cg.iterations() == 2);
+  const double residual = (system.rhs - system.matrix * short_x).norm() / system.rhs.norm();
+  CHECK(cg.error() == doctest::Approx(residual).epsilon(1e-6));
+  CHECK(cg.error() > 1e-14);
+}
