@@ -57,6 +57,18 @@ void multiply_rows(const SparseMatrix& m, const double* p, double* out, int begi
 
 }  // namespace
 
+double ConjugateGradient::squared_norm(const VecX& v, int threads) {
+  const int n = static_cast<int>(v.size());
+  const int chunks = chunk_count(n);
+  std::vector<double> parts(chunks);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > kParallelEntries)
+  for (int c = 0; c < chunks; ++c) {
+    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    parts[c] = chunk_dot(v.data(), v.data(), begin, end);
+  }
+  return ordered_sum(parts, chunks);
+}
+
 void ConjugateGradient::compute(const SparseMatrix& m) {
   matrix_ = &m;
   preconditioner_.compute(m);

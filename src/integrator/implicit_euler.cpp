@@ -665,7 +665,7 @@ bool ImplicitEuler::solve(StepContext& ctx) {
     // system exactly: their solution is CG's starting guess, and CG checks its residual (one
     // product) and iterates only if it is not yet within cg_tolerance. Solved per rod, that
     // residual was formed in assembly (build_rod) with the bits of CG's own, so its test is
-    // taken here as Eigen's conjugate_gradient takes it (the same expressions: a zero b gives
+    // taken here as ConjugateGradient takes it (the same expressions and sums: a zero b gives
     // a zero solution; otherwise |r|^2 < max(tol^2 |b|^2, the smallest normal double)), and
     // CG runs only where it fails, deciding then as it did before.
     bool passed_first_test = false;
@@ -677,13 +677,13 @@ bool ImplicitEuler::solve(StepContext& ctx) {
       // come from the matrix, which must then be written.
       if (!(any_failed && !ctx.matrix_filled)) {
         const double tolerance = settings_.cg_tolerance;
-        const double rhs2 = ctx.rhs_free.squaredNorm();
+        const double rhs2 = ConjugateGradient::squared_norm(ctx.rhs_free, settings_.threads);
         if (rhs2 == 0.0) {
           passed_first_test = true;
           ctx.dv_free.setZero(n_free);
         } else {
           const double threshold = std::max(tolerance * tolerance * rhs2, std::numeric_limits<double>::min());
-          const double residual2 = ctx.first_residual.squaredNorm();
+          const double residual2 = ConjugateGradient::squared_norm(ctx.first_residual, settings_.threads);
           if (residual2 < threshold) {
             passed_first_test = true;
             relative_residual = std::sqrt(residual2 / rhs2);

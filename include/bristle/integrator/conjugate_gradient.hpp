@@ -51,6 +51,10 @@ class ConjugateGradient {
   double error() const { return error_; }
   int iterations() const { return iterations_; }
 
+  /// |v|^2 summed as the iteration sums it (chunks of kChunk, in order): a caller that takes
+  /// CG's first test itself (a residual formed elsewhere, with the bits of CG's own) decides
+  /// as CG would.
+  static double squared_norm(const VecX& v, int threads);
   /// |b - A x| with the same chunked sums (the true residual, not the recurrence's).
   double residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const;
 
