@@ -420,6 +420,8 @@ class ImplicitEuler {
   bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x);
   bool last_resort_ = false;  // the step being attempted cannot be split again
   bool group_coupled_rods_ = false;  // this attempt's coupled solves factor the tied rods together
+  bool grouped_last_attempt_ = false;  // the last attempt's group_coupled_rods_ at its end
+  int grouped_attempts_ = 0;            // attempts in a row that started grouped
   VecX cg_start_;                    // the grouped solve's start: the per-rod CG's last iterate
   int split_depth_ = 0;       // how many times the step being attempted was halved
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
