@@ -134,14 +134,14 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
   // Each box's (cell, box) entries, box by box: the cells counted on threads, placed after a
   // prefix sum, each box's at its own place (the list one thread's loop would make).
   std::vector<std::uint64_t> lo_cells(n);
-  std::vector<int> entry_start(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<std::int64_t> entry_start(static_cast<std::size_t>(n) + 1, 0);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096)
   for (int i = 0; i < n; ++i) {
     const UniformGrid::Cell a = grid.cell(boxes[i].lo), b = grid.cell(boxes[i].hi);
     lo_cells[i] = UniformGrid::key(a);
     std::int64_t cells = 1;
     for (int k = 0; k < 3; ++k) cells *= std::clamp<std::int64_t>(b[k] - a[k] + 1, 0, kMaxCellsPerBox + 1);
-    entry_start[i + 1] = cells > kMaxCellsPerBox ? -1 : static_cast<int>(cells);  // -1: a large box
+    entry_start[i + 1] = cells > kMaxCellsPerBox ? -1 : cells;  // -1: a large box
   }
   std::vector<int> large;
   for (int i = 0; i < n; ++i) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace bristle {
 namespace {
@@ -75,6 +76,8 @@ void ConjugateGradient::compute(const SparseMatrix& m) {
 }
 
 double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const {
+  if (b.size() != m.rows() || x.size() != m.cols() || m.rows() != m.cols())
+    throw std::invalid_argument("ConjugateGradient: residual_norm needs a square matrix, and b and x of its size");
   const int n = static_cast<int>(b.size());
   const int chunks = chunk_count(n);
   std::vector<double> parts(chunks);
@@ -94,8 +97,12 @@ double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, co
 }
 
 VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
+  if (matrix_ == nullptr || b.size() != matrix_->cols() || guess.size() != b.size() || matrix_->rows() != matrix_->cols())
+    throw std::invalid_argument("ConjugateGradient: solve_with_guess needs compute() with a square matrix, and b and the guess of its size");
   const SparseMatrix& m = *matrix_;
   const int n = static_cast<int>(b.size());
+  // Eigen's default for a negative count: twice the unknowns.
+  const int max_iterations = max_iterations_ >= 0 ? max_iterations_ : 2 * n;
   const int chunks = chunk_count(n);
   const bool parallel = threads_ > 1 && n > kParallelEntries;
   partial_.resize(chunks);
@@ -145,7 +152,7 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   }
   double rz = ordered_sum(partial_, chunks);
   int i = 0;
-  while (i < max_iterations_) {
+  while (i < max_iterations) {
     // q = A p with p^T q.
 #pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
     for (int c = 0; c < chunks; ++c) {
@@ -167,8 +174,9 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
     }
     r_norm2 = ordered_sum(partial_, chunks);
     if (r_norm2 < threshold) break;
-    // A breakdown (a zero or non-finite curvature p^T A p) leaves no finite iterate to improve.
-    if (!std::isfinite(r_norm2)) break;
+    // A breakdown (a zero or non-finite curvature p^T A p) leaves a NaN that no iteration
+    // removes (an infinite |r|^2 can still fall: it goes on, as Eigen's does).
+    if (std::isnan(r_norm2)) break;
     preconditioner_.solve_in_place(z);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
     for (int c = 0; c < chunks; ++c) {

@@ -2249,7 +2249,9 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     ctx.report.ok = false;
     if (barrier_) rod_contact_.abandon_step();
   }
-  grouped_last_attempt_ = group_coupled_rods_;
+  // Only a step that held carries its choice: a failed attempt's retries (split steps) start
+  // on the per-rod factors, as every attempt did before.
+  grouped_last_attempt_ = ctx.report.ok && group_coupled_rods_;
   // This step's friction elements are lagged at its start: no later step or energy
   // evaluation may see them (the next attempt lags its own).
   assembler_.table<RodFrictionTerm>().clear_coupling();

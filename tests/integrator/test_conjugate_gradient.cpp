@@ -1,7 +1,10 @@
 // ConjugateGradient: solves to its tolerance, as Eigen's CG does with the same preconditioner,
 // with the same bits on any thread count.
 
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <random>
 #include <vector>
 
@@ -123,12 +126,26 @@ TEST_CASE("conjugate gradient: a zero right-hand side, a start already within to
   CHECK(cg.info() == Eigen::Success);
   CHECK(cg.iterations() == 0);
   CHECK(cg.error() == 0.0);
-  // The answer as the guess: no iteration, the guess returned as it is.
+  // The answer (to 1e-14) as the guess of a solve to 1e-10: no iteration, the guess returned.
+  cg.set_tolerance(1e-14);
   const VecX solved = cg.solve_with_guess(system.rhs, VecX::Zero(n));
   REQUIRE(cg.info() == Eigen::Success);
+  REQUIRE((system.rhs - system.matrix * solved).norm() < 1e-12 * system.rhs.norm());
+  cg.set_tolerance(1e-10);
   const VecX again = cg.solve_with_guess(system.rhs, solved);
   CHECK(cg.iterations() == 0);
   CHECK(again == solved);
+  // No iteration allowed: the guess back, not converged.
+  cg.set_max_iterations(0);
+  const VecX none = cg.solve_with_guess(system.rhs, VecX::Zero(n));
+  CHECK(none.isZero(0.0));
+  CHECK(cg.iterations() == 0);
+  CHECK(cg.info() == Eigen::NoConvergence);
+  CHECK(cg.error() == doctest::Approx(1.0));
+  cg.set_max_iterations(1000);
+  // A right-hand side of the wrong size is refused, not read past its end.
+  CHECK_THROWS_AS(cg.solve_with_guess(VecX::Ones(n - 1), VecX::Zero(n - 1)), std::invalid_argument);
+  CHECK_THROWS_AS(cg.solve_with_guess(system.rhs, VecX::Zero(n + 1)), std::invalid_argument);
   // Two iterations of a tight solve: not converged, and the error says by how much.
   cg.set_tolerance(1e-14);
   cg.set_max_iterations(2);
@@ -138,4 +155,18 @@ TEST_CASE("conjugate gradient: a zero right-hand side, a start already within to
   const double residual = (system.rhs - system.matrix * short_x).norm() / system.rhs.norm();
   CHECK(cg.error() == doctest::Approx(residual).epsilon(1e-6));
   CHECK(cg.error() > 1e-14);
+}
+
+TEST_CASE("conjugate gradient: a NaN in the matrix stops the iteration, not converged") {
+  CoupledSystem system = coupled_system(30, 50, 400, 6);
+  system.matrix.coeffRef(7, 7) = std::numeric_limits<double>::quiet_NaN();
+  ConjugateGradient cg;
+  cg.preconditioner().set_blocks(system.blocks);
+  cg.set_tolerance(1e-10);
+  cg.set_max_iterations(1000);
+  cg.compute(system.matrix);
+  cg.solve_with_guess(system.rhs, VecX::Zero(system.rhs.size()));
+  CHECK(cg.info() == Eigen::NoConvergence);
+  CHECK(cg.iterations() < 1000);  // stopped at the NaN, not run to the limit
+  CHECK(!std::isfinite(cg.error()));
 }
