@@ -39,6 +39,25 @@ double ordered_sum(const std::vector<double>& parts, int chunks) {
   return sum;
 }
 
+/// pass(c, begin, end) for each chunk c of [0, n), on `threads` threads where n is large: the
+/// chunks are the same for any count, so is what a pass computes per chunk.
+template <class Pass>
+void for_each_chunk(int n, int threads, Pass&& pass) {
+  const int chunks = chunk_count(n);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > kParallelEntries)
+  for (int c = 0; c < chunks; ++c) pass(c, c * ConjugateGradient::kChunk, std::min(n, (c + 1) * ConjugateGradient::kChunk));
+}
+
+/// The sum over chunks of part(begin, end) (a chunk's pass, returning its part of the sum),
+/// added in chunk order: the same bits for any thread count. `parts` is scratch.
+template <class Part>
+double chunked_sum(int n, int threads, std::vector<double>& parts, Part&& part) {
+  const int chunks = chunk_count(n);
+  parts.resize(chunks);
+  for_each_chunk(n, threads, [&](int c, int begin, int end) { parts[c] = part(begin, end); });
+  return ordered_sum(parts, chunks);
+}
+
 /// (A p)_i over rows [begin, end) of a symmetric matrix stored by columns (row i is column i)
 /// into out[i - begin]. Each entry summed in stored order from zero, as Eigen's row-major
 /// product does.
@@ -59,15 +78,9 @@ void multiply_rows(const SparseMatrix& m, const double* p, double* out, int begi
 }  // namespace
 
 double ConjugateGradient::squared_norm(const VecX& v, int threads) {
-  const int n = static_cast<int>(v.size());
-  const int chunks = chunk_count(n);
-  std::vector<double> parts(chunks);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > kParallelEntries)
-  for (int c = 0; c < chunks; ++c) {
-    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
-    parts[c] = chunk_dot(v.data(), v.data(), begin, end);
-  }
-  return ordered_sum(parts, chunks);
+  std::vector<double> parts;
+  return chunked_sum(static_cast<int>(v.size()), threads, parts,
+                     [&](int begin, int end) { return chunk_dot(v.data(), v.data(), begin, end); });
 }
 
 void ConjugateGradient::compute(const SparseMatrix& m) {
@@ -78,12 +91,8 @@ void ConjugateGradient::compute(const SparseMatrix& m) {
 double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const {
   if (b.size() != m.rows() || x.size() != m.cols() || m.rows() != m.cols())
     throw std::invalid_argument("ConjugateGradient: residual_norm needs a square matrix, and b and x of its size");
-  const int n = static_cast<int>(b.size());
-  const int chunks = chunk_count(n);
-  std::vector<double> parts(chunks);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && n > kParallelEntries)
-  for (int c = 0; c < chunks; ++c) {
-    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+  std::vector<double> parts;
+  return std::sqrt(chunked_sum(static_cast<int>(b.size()), threads_, parts, [&](int begin, int end) {
     double product[kChunk];
     multiply_rows(m, x.data(), product, begin, end);
     double s0 = 0.0;
@@ -91,9 +100,8 @@ double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, co
       const double r = b[i] - product[i - begin];
       s0 += r * r;
     }
-    parts[c] = s0;
-  }
-  return std::sqrt(ordered_sum(parts, chunks));
+    return s0;
+  }));
 }
 
 VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
@@ -103,9 +111,7 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   const int n = static_cast<int>(b.size());
   // Eigen's default for a negative count: twice the unknowns.
   const int max_iterations = max_iterations_ >= 0 ? max_iterations_ : 2 * n;
-  const int chunks = chunk_count(n);
-  const bool parallel = threads_ > 1 && n > kParallelEntries;
-  partial_.resize(chunks);
+  const int threads = threads_;
   VecX x = guess;
   VecX& r = residual_;
   VecX& p = direction_;
@@ -115,19 +121,16 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   p.resize(n);
   z.resize(n);
   q.resize(n);
-  double* parts = partial_.data();
 
   // r = b - A x, with |b|^2 and |r|^2.
-  std::vector<double> b_parts(chunks);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-  for (int c = 0; c < chunks; ++c) {
-    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+  std::vector<double> b_parts(chunk_count(n));
+  const double r_start2 = chunked_sum(n, threads, partial_, [&](int begin, int end) {
     multiply_rows(m, x.data(), q.data() + begin, begin, end);
     for (int i = begin; i < end; ++i) r[i] = b[i] - q[i];
-    b_parts[c] = chunk_dot(b.data(), b.data(), begin, end);
-    parts[c] = chunk_dot(r.data(), r.data(), begin, end);
-  }
-  const double b_norm2 = ordered_sum(b_parts, chunks);
+    b_parts[begin / kChunk] = chunk_dot(b.data(), b.data(), begin, end);
+    return chunk_dot(r.data(), r.data(), begin, end);
+  });
+  const double b_norm2 = ordered_sum(b_parts, chunk_count(n));
   iterations_ = 0;
   if (b_norm2 == 0.0) {
     x.setZero();
@@ -137,7 +140,7 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   }
   const double threshold =
       std::max(tolerance_ * tolerance_ * b_norm2, std::numeric_limits<double>::min());
-  double r_norm2 = ordered_sum(partial_, chunks);
+  double r_norm2 = r_start2;
   if (r_norm2 < threshold) {
     error_ = std::sqrt(r_norm2 / b_norm2);
     info_ = error_ <= tolerance_ ? Eigen::Success : Eigen::NoConvergence;
@@ -145,52 +148,35 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   }
   p = r;
   preconditioner_.solve_in_place(p);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-  for (int c = 0; c < chunks; ++c) {
-    const int begin = c * kChunk, end = std::min(n, begin + kChunk);
-    parts[c] = chunk_dot(r.data(), p.data(), begin, end);
-  }
-  double rz = ordered_sum(partial_, chunks);
+  double rz = chunked_sum(n, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), p.data(), begin, end); });
   int i = 0;
   while (i < max_iterations) {
     // q = A p with p^T q.
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-    for (int c = 0; c < chunks; ++c) {
-      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    const double curvature = chunked_sum(n, threads, partial_, [&](int begin, int end) {
       multiply_rows(m, p.data(), q.data() + begin, begin, end);
-      parts[c] = chunk_dot(p.data(), q.data(), begin, end);
-    }
-    const double alpha = rz / ordered_sum(partial_, chunks);
+      return chunk_dot(p.data(), q.data(), begin, end);
+    });
+    const double alpha = rz / curvature;
     // x += alpha p, r -= alpha q, with |r|^2; z = r for the preconditioner.
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-    for (int c = 0; c < chunks; ++c) {
-      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    r_norm2 = chunked_sum(n, threads, partial_, [&](int begin, int end) {
       for (int k = begin; k < end; ++k) {
         x[k] += alpha * p[k];
         r[k] -= alpha * q[k];
         z[k] = r[k];
       }
-      parts[c] = chunk_dot(r.data(), r.data(), begin, end);
-    }
-    r_norm2 = ordered_sum(partial_, chunks);
+      return chunk_dot(r.data(), r.data(), begin, end);
+    });
     if (r_norm2 < threshold) break;
     // A breakdown (a zero or non-finite curvature p^T A p) leaves a NaN that no iteration
     // removes (an infinite |r|^2 can still fall: it goes on, as Eigen's does).
     if (std::isnan(r_norm2)) break;
     preconditioner_.solve_in_place(z);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-    for (int c = 0; c < chunks; ++c) {
-      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
-      parts[c] = chunk_dot(r.data(), z.data(), begin, end);
-    }
     const double rz_old = rz;
-    rz = ordered_sum(partial_, chunks);
+    rz = chunked_sum(n, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), z.data(), begin, end); });
     const double beta = rz / rz_old;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-    for (int c = 0; c < chunks; ++c) {
-      const int begin = c * kChunk, end = std::min(n, begin + kChunk);
+    for_each_chunk(n, threads, [&](int, int begin, int end) {
       for (int k = begin; k < end; ++k) p[k] = z[k] + beta * p[k];
-    }
+    });
     ++i;
   }
   iterations_ = i;
