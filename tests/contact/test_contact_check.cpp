@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "bristle/contact/box_pairs.hpp"
+#include "bristle/contact/uniform_grid.hpp"
 #include "bristle/contact/contact_check.hpp"
 #include "bristle/contact/rod_contact.hpp"
 #include "bristle/contact/segment_distance.hpp"
@@ -364,6 +365,27 @@ TEST_CASE("box pairs: many pairs, sorted in parts on threads and merged, as on o
   for (int k = 0; k < 5000; ++k) {
     const Vec3 lo(u(rng), u(rng), u(rng));
     boxes.push_back({lo, lo + Vec3::Constant(0.12 * u(rng))});
+  }
+  // The cell entries, counted on the grid overlapping_box_pairs lays (cells the mean box's
+  // largest side): more than 16384, or the sort by cell would stay on one thread.
+  {
+    UniformGrid grid;
+    Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
+    double sides = 0.0;
+    for (const AxisBox& b : boxes) {
+      lo = lo.cwiseMin(b.lo);
+      hi = hi.cwiseMax(b.hi);
+      sides += (b.hi - b.lo).maxCoeff();
+    }
+    grid.origin = lo;
+    grid.size = std::max(sides / static_cast<double>(boxes.size()), (hi - lo).maxCoeff() / (UniformGrid::kMaxCell - 1));
+    long long entries = 0;
+    for (const AxisBox& b : boxes) {
+      const UniformGrid::Cell a = grid.cell(b.lo), c = grid.cell(b.hi);
+      entries += (c[0] - a[0] + 1) * (c[1] - a[1] + 1) * (c[2] - a[2] + 1);
+    }
+    MESSAGE(entries << " cell entries");
+    REQUIRE(entries > 16384);
   }
   const auto one = overlapping_box_pairs(boxes, {}, 1);
   REQUIRE(one.size() > 16384);
