@@ -609,7 +609,8 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   // exact one (inexact Newton; Nocedal and Wright, "Numerical Optimization", 2nd ed., section
   // 7.1: a forcing term below 1 keeps local convergence): every CG iterate from zero on the
   // SPD system is one (from the contact passes' warm starts that is not guaranteed; a
-  // direction cut by CCD is checked for descent in limit_step_by_ccd), and the iteration's
+  // direction cut by CCD is checked for descent in limit_step_by_ccd where a line search
+  // follows, which is not while colliders hold vertices), and the iteration's
   // correction is judged on the next iterate as always. So a
   // solve within sqrt(cg_tolerance) is taken, its residual in the frame stats (cg_residual).
   // Failing it split the step down to the last level and then failed the run.
@@ -1016,6 +1017,12 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
     double step = 1.0;
     for (double pair_step : pair_steps_) step = std::min(step, pair_step);
     return step;
+  }
+  // Every group that moves cut to nothing (a pair already touching): the iteration takes
+  // nothing, as the one fraction for all did, so that run_converged sees the stall.
+  if (ctx.search_dv_free.lpNorm<Eigen::Infinity>() == 0.0) {
+    ctx.ccd_cut = false;
+    return 0.0;
   }
   return 1.0;
 }
