@@ -119,17 +119,7 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
   if (n < 2) return pairs;
   auto kept = [&](int i, int j) { return boxes_overlap(boxes[i], boxes[j]) && !(skip && skip(i, j)); };
 
-  UniformGrid grid;
-  Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
-  double sides = 0.0;
-  for (const AxisBox& b : boxes) {
-    lo = lo.cwiseMin(b.lo);
-    hi = hi.cwiseMax(b.hi);
-    sides += (b.hi - b.lo).maxCoeff();
-  }
-  grid.origin = lo;
-  const double size = std::max(sides / n, (hi - lo).maxCoeff() / (UniformGrid::kMaxCell - 1));
-  grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
+  const UniformGrid grid = UniformGrid::over(boxes);
 
   // Each box's (cell, box) entries, box by box: the cells counted on threads, placed after a
   // prefix sum, each box's at its own place (the list one thread's loop would make).

@@ -29,7 +29,6 @@
 namespace bristle {
 namespace {
 
-constexpr std::int64_t kMaxCell = UniformGrid::kMaxCell;
 constexpr std::int64_t kMaxCellsPerSegment = 64;
 constexpr double kHalfPi = 1.57079632679489661923;
 
@@ -105,23 +104,7 @@ class Search {
   }
 
  private:
-  UniformGrid make_grid() const {
-    UniformGrid grid;
-    if (segments_.empty()) return grid;
-    Vec3 lo = segments_.front().lo, hi = segments_.front().hi;
-    double sides = 0.0;
-    for (const Segment& s : segments_) {
-      lo = lo.cwiseMin(s.lo);
-      hi = hi.cwiseMax(s.hi);
-      sides += (s.hi - s.lo).maxCoeff();
-    }
-    grid.origin = lo;
-    // Cells at least as large as the extent over kMaxCell, so clamping is for overflow only.
-    const double extent = (hi - lo).maxCoeff();
-    const double size = std::max(sides / static_cast<double>(segments_.size()), extent / (kMaxCell - 1));
-    grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
-    return grid;
-  }
+  UniformGrid make_grid() const { return UniformGrid::over(segments_); }
 
   // Tests segments i and j exactly; false once a limit is reached.
   bool test(int i, int j) {

@@ -369,17 +369,7 @@ TEST_CASE("box pairs: many pairs, sorted in parts on threads and merged, as on o
   // The cell entries, counted on the grid overlapping_box_pairs lays (cells the mean box's
   // largest side): more than 16384, or the sort by cell would stay on one thread.
   {
-    UniformGrid grid;
-    Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
-    double sides = 0.0;
-    for (const AxisBox& b : boxes) {
-      lo = lo.cwiseMin(b.lo);
-      hi = hi.cwiseMax(b.hi);
-      sides += (b.hi - b.lo).maxCoeff();
-    }
-    grid.origin = lo;
-    grid.size = std::max(sides / static_cast<double>(boxes.size()), (hi - lo).maxCoeff() / (UniformGrid::kMaxCell - 1));
-    REQUIRE(grid.size > 0.0);
+    const UniformGrid grid = UniformGrid::over(boxes);
     long long entries = 0;
     for (const AxisBox& b : boxes) {
       const UniformGrid::Cell a = grid.cell(b.lo), c = grid.cell(b.hi);

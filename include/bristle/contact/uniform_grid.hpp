@@ -33,6 +33,27 @@ struct UniformGrid {
     return (static_cast<std::uint64_t>(c[0]) << 42) | (static_cast<std::uint64_t>(c[1]) << 21) |
            static_cast<std::uint64_t>(c[2]);
   }
+
+  /// The grid both broad phases lay over their boxes (anything with Vec3 `lo` and `hi`): its
+  /// origin the boxes' lower corner, its cells the mean box's largest side, and at least the
+  /// extent over kMaxCell - 1, so that clamping is for overflow only. A box about as large as
+  /// the mean touches a few cells. Size 1 where that is zero or not finite.
+  template <class Boxes>
+  static UniformGrid over(const Boxes& boxes) {
+    UniformGrid grid;
+    if (boxes.empty()) return grid;
+    Vec3 lo = boxes.front().lo, hi = boxes.front().hi;
+    double sides = 0.0;
+    for (const auto& b : boxes) {
+      lo = lo.cwiseMin(b.lo);
+      hi = hi.cwiseMax(b.hi);
+      sides += (b.hi - b.lo).maxCoeff();
+    }
+    grid.origin = lo;
+    const double size = std::max(sides / static_cast<double>(boxes.size()), (hi - lo).maxCoeff() / (kMaxCell - 1));
+    grid.size = size > 0.0 && std::isfinite(size) ? size : 1.0;
+    return grid;
+  }
 };
 
 }  // namespace bristle
