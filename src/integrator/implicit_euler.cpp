@@ -1060,6 +1060,14 @@ void ImplicitEuler::carry_with_handles(StepContext& ctx) {
     }
   }
   if (!carried) return;
+  // Only pairs of rods in different carry groups (or in none) are checked below: where every
+  // rod is in one group (one handle holds the whole brush) there are none, and the pairs'
+  // search over the carry's path (a tenth of a brush's quiet step) would find nothing to check.
+  const int first_group = model_.rods.empty() ? -1 : model_.rods.front().carry_group;
+  const bool one_group = first_group >= 0 && std::all_of(model_.rods.begin(), model_.rods.end(), [&](const Rod& rod) {
+                           return rod.carry_group == first_group;
+                         });
+  if (one_group) return;
   const Clock::time_point start = Clock::now();
   ctx.trial_x.resize(x0.size());
   for_each_entry(static_cast<int>(x0.size()), settings_.threads, [&](int i) { ctx.trial_x[i] = x0[i] + ctx.h * ctx.v[i]; });
