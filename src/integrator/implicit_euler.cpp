@@ -1011,8 +1011,7 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   // then cut the whole brush to its fraction (the 1000-bristle tilted brush: 0.5% a step for
   // 25 iterations, tips 4.8 radii in the paper); each group now goes its own fraction
   // (docs/contact.md, "A brush held at a painter's angle").
-  const bool held_by_colliders = contact_.enabled() && !contact_.contacts().empty();
-  if (!held_by_colliders && !(ctx.rhs_free.dot(ctx.search_dv_free) > 0.0)) {
+  if (!colliders_hold_vertices() && !(ctx.rhs_free.dot(ctx.search_dv_free) > 0.0)) {
     ctx.ccd_cut = false;
     double step = 1.0;
     for (double pair_step : pair_steps_) step = std::min(step, pair_step);
@@ -1206,7 +1205,7 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   ctx.ccd_cut = false;
   ctx.end_energies_known = false;
   ctx.forces_consistent = true;
-  const bool in_contact = contact_.enabled() && !contact_.contacts().empty();
+  const bool in_contact = colliders_hold_vertices();
   const bool barrier = barrier_;
   double max_step = 1.0;
   if (barrier) {

@@ -444,6 +444,9 @@ class ImplicitEuler {
   /// With rod contact, whether a step past kContactIterations goes on because its iterate still
   /// leaves a vertex deep in a collider (run_converged).
   bool deep_iterate_may_go_on(const StepContext& ctx, int k) const;
+  /// Collider contacts hold vertices in this Newton iteration: their velocities are prescribed,
+  /// so no line search runs and r . dv is no descent test (line_search, limit_step_by_ccd).
+  bool colliders_hold_vertices() const { return contact_.enabled() && !contact_.contacts().empty(); }
 
   const Model& model_;
   SolverSettings settings_;
