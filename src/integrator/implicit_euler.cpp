@@ -2243,7 +2243,9 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     // straight line in one step (a rod sliding off another's end and around it): the
     // converged solver takes it in two halves, each closer to the path the iterates took;
     // only a step that cannot be split again is cut short (clear_path).
-    if (!clear_path(ctx) && path_may_split()) {
+    const bool clear = clear_path(ctx);
+    if (!clear) unclear_path_depth_ = std::max(unclear_path_depth_, split_depth_);
+    if (!clear && path_may_split()) {
       ctx.report.ok = false;
       ctx.report.failure = "the step's straight motion passes through a rod that its Newton iterates went around";
       ok = false;
@@ -2282,29 +2284,45 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
 }
 
 StepReport ImplicitEuler::step(State& state, double dt) {
-  return step_or_split(state, dt, 0, true);
+  unclear_path_depth_ = -1;
+  const StepReport report = step_or_split(state, dt, 0, true, first_depth_);
+  // A step whose straight motion was not clear at some split level was taken as substeps at
+  // least one level deeper; the next step, likely alike (bristles springing apart as a brush
+  // lifts off the paper, tips pressed into it at touchdown), starts there instead of failing
+  // the same levels first, and each step that found every path clear starts one level
+  // shallower again (docs/contact.md, "Steps that start split").
+  // clear_path reports a path not clear only where it may split it (path_may_split), so the
+  // start is never below kPathSplits or max_step_splits; the bound says so explicitly.
+  if (barrier_ && settings_.converged() && report.ok) {
+    const int deepest = std::min(kPathSplits, settings_.max_step_splits);
+    first_depth_ = unclear_path_depth_ >= 0 ? std::min(unclear_path_depth_ + 1, deepest) : std::max(first_depth_ - 1, 0);
+  }
+  return report;
 }
 
-StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2) {
-  // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is
-  // the last resort: where a step that could be split fails, it ends at its last feasible
-  // iterate, counted unconverged (clear_path, run_converged's accept_at_last_resort).
-  last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
-  split_depth_ = depth;
-  StepReport report = attempt(state, dt, allow_bdf2);
-  // The converged solver takes a step it could not converge (or that would gain energy) again
-  // as two backward Euler steps of half the length; a state it cannot start from is final.
-  if (report.ok || report.interrupted || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_)
-    return report;
+StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2, int first_depth) {
+  StepReport report;
+  if (depth >= first_depth) {
+    // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is
+    // the last resort: where a step that could be split fails, it ends at its last feasible
+    // iterate, counted unconverged (clear_path, run_converged's accept_at_last_resort).
+    last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
+    split_depth_ = depth;
+    report = attempt(state, dt, allow_bdf2);
+    // The converged solver takes a step it could not converge (or that would gain energy) again
+    // as two backward Euler steps of half the length; a state it cannot start from is final.
+    if (report.ok || report.interrupted || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_)
+      return report;
+  }
   const State saved = state;
   const SystemAssembler::ElementState saved_frames = assembler_.element_state();
   const double t1 = state.time + dt;
   // The failed attempt's work counts too.
   StepReport total;
-  accumulate(total, report);
+  if (depth >= first_depth) accumulate(total, report);
   total.substeps = 0;
   for (int half = 0; half < 2; ++half) {
-    const StepReport part = step_or_split(state, 0.5 * dt, depth + 1, false);
+    const StepReport part = step_or_split(state, 0.5 * dt, depth + 1, false, first_depth);
     accumulate(total, part);
     total.substeps += part.substeps;
     if (!part.ok) {

@@ -550,6 +550,48 @@ TEST_CASE("rod contact as constraints: a rod sliding off a held rod's end at dt 
   CHECK(substeps == 12);  // no step had to be split
 }
 
+TEST_CASE("rod-rod contact: after a step whose straight motion was not clear, the next steps start split") {
+  // A rod sliding off a held rod's end at dt = 1/24 s goes round the end: its Newton iterates
+  // pass the end, the straight motion from the step's start to its end passes through the held
+  // rod, and the step is split (clear_path). The step after starts at the level that step
+  // needed instead of failing the levels above it again, and steps whose paths are all clear
+  // bring it back one level each.
+  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
+  std::vector<int> all;
+  for (int i = 0; i <= 10; ++i) all.push_back(i);
+  std::vector<Rod> rods;
+  rods.push_back(straight_rod(10, Vec3(-0.1, 0, 0), Vec3(0, 0, 0), 3, all, nylon, "held"));
+  rods.push_back(straight_rod(6, Vec3(-0.01, 2.0 * kRadius * (1.0 + 0.5 * kContactGapFraction), -0.03),
+                              Vec3(-0.01, 2.0 * kRadius * (1.0 + 0.5 * kContactGapFraction), 0.03), 3, {}, nylon,
+                              "slider"));
+  Model model = make_model(3, std::move(rods), Vec3(0, -kG, 0));
+  model.rod_contact.enabled = true;
+  SolverSettings settings;
+  SUBCASE("default splits") {}
+  SUBCASE("max_step_splits 1") { settings.max_step_splits = 1; }
+  SUBCASE("max_step_splits 0: no split, so none to start at") { settings.max_step_splits = 0; }
+  ImplicitEuler integrator(model, settings);
+  State state = initial_state(model);
+  for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i)] = 1.0;
+  int started_split = 0;
+  for (int k = 0; k < 24; ++k) {
+    const int depth = integrator.first_split_depth();
+    // Never deeper than a path may split at (two levels), nor than max_step_splits.
+    CHECK(depth <= std::min(2, settings.max_step_splits));
+    const StepReport report = integrator.step(state, 1.0 / 24.0);
+    REQUIRE_MESSAGE(report.ok, report.failure);
+    MESSAGE("step " << k << ": started at level " << depth << ", " << report.substeps << " substeps, "
+                    << report.newton_iterations << " Newton iterations");
+    // Started `depth` levels down: at least 2^depth substeps.
+    CHECK(report.substeps >= (1 << depth));
+    if (depth > 0) ++started_split;
+  }
+  // The slide round the end happened, and split the step where splits are allowed.
+  CHECK((started_split > 0) == (settings.max_step_splits > 0));
+  CHECK(integrator.first_split_depth() == 0);       // and, fallen clear, it is back to whole steps
+  CHECK(vertex_position(model, state.positions, 1, 3).x() > 0.05);
+}
+
 TEST_CASE("rod-rod self-contact: a U-shaped rod whose legs are pushed together closes onto itself without passing") {
   // The legs' tips meet end to end, an unstable contact: pushed on, one tip slips past the
   // other's end, around it, and the legs go on past each other. What must hold is that no

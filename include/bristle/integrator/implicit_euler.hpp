@@ -339,6 +339,14 @@ class ImplicitEuler {
     return settings_.energy_tolerance * (energy_scale_ > 0.0 ? energy_scale_ : std::abs(ctx.energy_start));
   }
 
+  /// How many times the next step is halved before its first attempt. With rod contact a step
+  /// whose straight motion was not clear at some split level (clear_path) has the next step
+  /// start one level deeper than that, at most at the deepest level a path may split at
+  /// (two levels, and never beyond max_step_splits); each
+  /// step whose paths were all clear brings it one level back (docs/contact.md, "Steps that
+  /// start split"). Zero otherwise.
+  int first_split_depth() const { return first_depth_; }
+
  private:
   using Solver = ConjugateGradient;  // integrator/conjugate_gradient.hpp
 
@@ -346,7 +354,8 @@ class ImplicitEuler {
   /// unchanged unless it succeeds.
   StepReport attempt(State& state, double dt, bool allow_bdf2);
   /// attempt(), and for the converged solver, two half steps where it fails.
-  StepReport step_or_split(State& state, double dt, int depth, bool allow_bdf2);
+  /// Attempts at depths below `first_depth` are skipped: the step goes straight to halves.
+  StepReport step_or_split(State& state, double dt, int depth, bool allow_bdf2, int first_depth);
   /// `first_solved`: the guess's linear solve is done (run_constrained found no contact rows).
   bool run_converged(StepContext& ctx, bool first_solved = false);
   /// Rod-rod contact as constraints (RodContactMethod::Constraints): Newton's method with each
@@ -424,6 +433,8 @@ class ImplicitEuler {
   int grouped_attempts_ = 0;            // attempts in a row that started grouped
   VecX cg_start_;                    // the grouped solve's start: the per-rod CG's last iterate
   int split_depth_ = 0;       // how many times the step being attempted was halved
+  int first_depth_ = 0;       // the split level the next step starts at (step())
+  int unclear_path_depth_ = -1;  // the deepest level whose straight motion was not clear, this step
   std::vector<double> pair_steps_, group_step_;  // limit_step_by_ccd's work space
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
