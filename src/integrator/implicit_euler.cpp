@@ -1153,6 +1153,9 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // it must be clear for every pair, not only the reversed ones (a pair beside the one that
   // went around can lie across that line). So the cut is CCD's over all pairs.
   if (t < 1.0) t = std::min(t, rod_contact_.max_step(x0, ctx.x1, kPathKeep));
+  // The level the next step starts at (ImplicitEuler::step) follows where paths were not clear,
+  // split or cut.
+  if (t < 1.0) unclear_path_depth_ = std::max(unclear_path_depth_, split_depth_);
   if (t < 1.0 && !path_may_split() && end_at_clear_iterate(ctx)) {
     t = 1.0;
   } else if (t < 1.0 && !path_may_split()) {
@@ -2243,9 +2246,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
     // straight line in one step (a rod sliding off another's end and around it): the
     // converged solver takes it in two halves, each closer to the path the iterates took;
     // only a step that cannot be split again is cut short (clear_path).
-    const bool clear = clear_path(ctx);
-    if (!clear) unclear_path_depth_ = std::max(unclear_path_depth_, split_depth_);
-    if (!clear && path_may_split()) {
+    if (!clear_path(ctx) && path_may_split()) {
       ctx.report.ok = false;
       ctx.report.failure = "the step's straight motion passes through a rod that its Newton iterates went around";
       ok = false;
@@ -2291,8 +2292,9 @@ StepReport ImplicitEuler::step(State& state, double dt) {
   // lifts off the paper, tips pressed into it at touchdown), starts there instead of failing
   // the same levels first, and each step that found every path clear starts one level
   // shallower again (docs/contact.md, "Steps that start split").
-  // clear_path reports a path not clear only where it may split it (path_may_split), so the
-  // start is never below kPathSplits or max_step_splits; the bound says so explicitly.
+  // A path cut short at the last level that may split for it counts too (clear_path): the
+  // lift's quarter steps are cut, and their next step starts there again rather than halving
+  // the same way (the 1000-bristle brush: 855 -> 843 Newton iterations).
   if (barrier_ && settings_.converged() && report.ok) {
     const int deepest = std::min(kPathSplits, settings_.max_step_splits);
     first_depth_ = unclear_path_depth_ >= 0 ? std::min(unclear_path_depth_ + 1, deepest) : std::max(first_depth_ - 1, 0);
