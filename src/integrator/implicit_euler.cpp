@@ -2287,11 +2287,11 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
 StepReport ImplicitEuler::step(State& state, double dt) {
   unclear_path_depth_ = -1;
   const StepReport report = step_or_split(state, dt, 0, true, first_depth_);
-  // A step whose straight motion was not clear at some split level was taken as substeps at
-  // least one level deeper; the next step, likely alike (bristles springing apart as a brush
-  // lifts off the paper, tips pressed into it at touchdown), starts there instead of failing
-  // the same levels first, and each step that found every path clear starts one level
-  // shallower again (docs/contact.md, "Steps that start split").
+  // A step whose straight motion was not clear at some split level was split there, or cut
+  // short where it may not split again; the next step, likely alike (bristles springing apart
+  // as a brush lifts off the paper, tips pressed into it at touchdown), starts one level deeper
+  // than that instead of failing the same levels first, and each step that found every path
+  // clear starts one level shallower again (docs/contact.md, "Steps that start split").
   // A path cut short at the last level that may split for it counts too (clear_path): the
   // lift's quarter steps are cut, and their next step starts there again rather than halving
   // the same way (the 1000-bristle brush: 855 -> 843 Newton iterations).
@@ -2303,6 +2303,7 @@ StepReport ImplicitEuler::step(State& state, double dt) {
 }
 
 StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool allow_bdf2, int first_depth) {
+  first_depth = std::min(first_depth, settings_.max_step_splits);
   StepReport report;
   if (depth >= first_depth) {
     // A step that cannot be split again (the fixed-count solver's, or at the deepest split) is

@@ -340,11 +340,11 @@ class ImplicitEuler {
   }
 
   /// How many times the next step is halved before its first attempt. With rod contact a step
-  /// whose straight motion was not clear at some split level (clear_path) has the next step
-  /// start one level deeper than that, at most at the deepest level a path may split at
-  /// (two levels, and never beyond max_step_splits); each
-  /// step whose paths were all clear brings it one level back (docs/contact.md, "Steps that
-  /// start split"). Zero otherwise.
+  /// (one that succeeded) whose straight motion was not clear at some split level (clear_path:
+  /// split there, or cut short at the last level that may split for it) has the next step start
+  /// one level deeper than that: at most kPathSplits levels (paths split at the levels above
+  /// it and are cut there), and never beyond max_step_splits. Each step whose paths were all
+  /// clear brings it one level back (docs/contact.md, "Steps that start split"). Zero otherwise.
   int first_split_depth() const { return first_depth_; }
 
  private:
