@@ -510,23 +510,38 @@ TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 
 }
 
 
-TEST_CASE("rod contact as constraints: a rod sliding off a held rod's end at dt = 1/24 s falls past it, never into it") {
-  // Round the end the closest-point direction turns past 90 degrees without any crossing: it
-  // is the contact's own normal there, not a crossing to undo (RodContact::linearise_rows).
+namespace {
+
+/// A rod held along x up to x = 0, and a free rod across it near its end, its centre line
+/// `height` above the held one's, under gravity; rod contact on.
+Model slider_by_held_rod_end(double height) {
   const Material nylon = make_material(1140.0, kRadius, 3.0e9);
   std::vector<int> all;
   for (int i = 0; i <= 10; ++i) all.push_back(i);
   std::vector<Rod> rods;
   rods.push_back(straight_rod(10, Vec3(-0.1, 0, 0), Vec3(0, 0, 0), 3, all, nylon, "held"));
-  // Across it near its end, resting on it, sliding towards the end at 1 m/s.
-  rods.push_back(straight_rod(6, Vec3(-0.01, 2.0 * kRadius, -0.03), Vec3(-0.01, 2.0 * kRadius, 0.03), 3, {}, nylon,
-                             "slider"));
+  rods.push_back(straight_rod(6, Vec3(-0.01, height, -0.03), Vec3(-0.01, height, 0.03), 3, {}, nylon, "slider"));
   Model model = make_model(3, std::move(rods), Vec3(0, -kG, 0));
   model.rod_contact.enabled = true;
+  return model;
+}
+
+/// The slider of slider_by_held_rod_end sent towards the held rod's end at 1 m/s.
+void slide_towards_end(const Model& model, State& state) {
+  for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i)] = 1.0;
+}
+
+}  // namespace
+
+TEST_CASE("rod contact as constraints: a rod sliding off a held rod's end at dt = 1/24 s falls past it, never into it") {
+  // Round the end the closest-point direction turns past 90 degrees without any crossing: it
+  // is the contact's own normal there, not a crossing to undo (RodContact::linearise_rows).
+  // Across it near its end, resting on it, sliding towards the end at 1 m/s.
+  Model model = slider_by_held_rod_end(2.0 * kRadius);
   model.rod_contact.method = RodContactMethod::Constraints;
   ImplicitEuler integrator(model, SolverSettings{});
   State state = initial_state(model);
-  for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i)] = 1.0;
+  slide_towards_end(model, state);
   const ContactChecker checker({{kRadius, model.rods[0].rest_lengths}, {kRadius, model.rods[1].rest_lengths}}, true);
   auto centre_lines = [&] {
     CentreLines lines(2);
@@ -556,27 +571,20 @@ TEST_CASE("rod-rod contact: after a step whose straight motion was not clear, th
   // rod, and the step is split (clear_path). The step after starts at the level that step
   // needed instead of failing the levels above it again, and steps whose paths are all clear
   // bring it back one level each.
-  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
-  std::vector<int> all;
-  for (int i = 0; i <= 10; ++i) all.push_back(i);
-  std::vector<Rod> rods;
-  rods.push_back(straight_rod(10, Vec3(-0.1, 0, 0), Vec3(0, 0, 0), 3, all, nylon, "held"));
-  rods.push_back(straight_rod(6, Vec3(-0.01, 2.0 * kRadius * (1.0 + 0.5 * kContactGapFraction), -0.03),
-                              Vec3(-0.01, 2.0 * kRadius * (1.0 + 0.5 * kContactGapFraction), 0.03), 3, {}, nylon,
-                              "slider"));
-  Model model = make_model(3, std::move(rods), Vec3(0, -kG, 0));
-  model.rod_contact.enabled = true;
+  // Resting on it within the barrier's reach (half g^ apart), sliding towards its end at 1 m/s.
+  const Model model = slider_by_held_rod_end(2.0 * kRadius * (1.0 + 0.5 * kContactGapFraction));
   SolverSettings settings;
   SUBCASE("default splits") {}
   SUBCASE("max_step_splits 1") { settings.max_step_splits = 1; }
   SUBCASE("max_step_splits 0: no split, so none to start at") { settings.max_step_splits = 0; }
   ImplicitEuler integrator(model, settings);
   State state = initial_state(model);
-  for (int i = 0; i < model.rods[1].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(1, i)] = 1.0;
+  slide_towards_end(model, state);
   int started_split = 0;
   for (int k = 0; k < 24; ++k) {
     const int depth = integrator.first_split_depth();
-    // Never deeper than a path may split at (two levels), nor than max_step_splits.
+    // At most two levels down (paths split at levels 0 and 1 and are cut at 2), and never
+    // beyond max_step_splits.
     CHECK(depth <= std::min(2, settings.max_step_splits));
     const StepReport report = integrator.step(state, 1.0 / 24.0);
     REQUIRE_MESSAGE(report.ok, report.failure);
@@ -584,6 +592,8 @@ TEST_CASE("rod-rod contact: after a step whose straight motion was not clear, th
                     << report.newton_iterations << " Newton iterations");
     // Started `depth` levels down: at least 2^depth substeps.
     CHECK(report.substeps >= (1 << depth));
+    // Back one level at a time, not at once.
+    CHECK(integrator.first_split_depth() >= depth - 1);
     if (depth > 0) ++started_split;
   }
   // The slide round the end happened, and split the step where splits are allowed.
