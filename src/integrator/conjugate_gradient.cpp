@@ -39,23 +39,31 @@ double ordered_sum(const std::vector<double>& parts, int chunks) {
   return sum;
 }
 
-/// pass(c, begin, end) for each chunk c of [0, n), on `threads` threads where n is large: the
-/// chunks are the same for any count, so is what a pass computes per chunk.
+/// The chunks of [0, n): kChunk entries each, the last one shorter.
+void whole_chunks(int n, std::vector<std::pair<int, int>>& chunks) {
+  chunks.clear();
+  for (int c = 0; c < chunk_count(n); ++c)
+    chunks.emplace_back(c * ConjugateGradient::kChunk, std::min(n, (c + 1) * ConjugateGradient::kChunk));
+}
+
+/// pass(c, begin, end) for each chunk c, on `threads` threads where the chunks hold many
+/// entries: the chunks are the same for any count, so is what a pass computes per chunk.
 template <class Pass>
-void for_each_chunk(int n, int threads, Pass&& pass) {
-  const int chunks = chunk_count(n);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > kParallelEntries)
-  for (int c = 0; c < chunks; ++c) pass(c, c * ConjugateGradient::kChunk, std::min(n, (c + 1) * ConjugateGradient::kChunk));
+void for_each_chunk(const std::vector<std::pair<int, int>>& chunks, int entries, int threads, Pass&& pass) {
+  const int count = static_cast<int>(chunks.size());
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && entries > kParallelEntries)
+  for (int c = 0; c < count; ++c) pass(c, chunks[c].first, chunks[c].second);
 }
 
 /// The sum over chunks of part(begin, end) (a chunk's pass, returning its part of the sum),
 /// added in chunk order: the same bits for any thread count. `parts` is scratch.
 template <class Part>
-double chunked_sum(int n, int threads, std::vector<double>& parts, Part&& part) {
-  const int chunks = chunk_count(n);
-  parts.resize(chunks);
-  for_each_chunk(n, threads, [&](int c, int begin, int end) { parts[c] = part(begin, end); });
-  return ordered_sum(parts, chunks);
+double chunked_sum(const std::vector<std::pair<int, int>>& chunks, int entries, int threads, std::vector<double>& parts,
+                   Part&& part) {
+  const int count = static_cast<int>(chunks.size());
+  parts.resize(count);
+  for_each_chunk(chunks, entries, threads, [&](int c, int begin, int end) { parts[c] = part(begin, end); });
+  return ordered_sum(parts, count);
 }
 
 /// (A p)_i over rows [begin, end) of a symmetric matrix stored by columns (row i is column i)
@@ -79,8 +87,42 @@ void multiply_rows(const SparseMatrix& m, const double* p, double* out, int begi
 
 double ConjugateGradient::squared_norm(const VecX& v, int threads) {
   std::vector<double> parts;
-  return chunked_sum(static_cast<int>(v.size()), threads, parts,
+  std::vector<std::pair<int, int>> chunks;
+  whole_chunks(static_cast<int>(v.size()), chunks);
+  return chunked_sum(chunks, static_cast<int>(v.size()), threads, parts,
                      [&](int begin, int end) { return chunk_dot(v.data(), v.data(), begin, end); });
+}
+
+int ConjugateGradient::make_chunks(int n, std::vector<std::pair<int, int>>& chunks) const {
+  if (!has_active_ranges_) {
+    whole_chunks(n, chunks);
+    return n;
+  }
+  chunks.clear();
+  int entries = 0;
+  for (const auto& [begin, end] : active_ranges_) {
+    for (int start = begin; start < end; start += kChunk) chunks.emplace_back(start, std::min(end, start + kChunk));
+    entries += end - begin;
+  }
+  return entries;
+}
+
+void ConjugateGradient::set_active_ranges(std::vector<std::pair<int, int>> ranges) {
+  // Adjacent ranges merged: the chunks of one range of every row are those of the whole.
+  active_ranges_.clear();
+  for (const auto& range : ranges) {
+    if (range.second <= range.first) continue;
+    if (!active_ranges_.empty() && active_ranges_.back().second == range.first)
+      active_ranges_.back().second = range.second;
+    else
+      active_ranges_.push_back(range);
+  }
+  has_active_ranges_ = true;
+}
+
+void ConjugateGradient::clear_active_ranges() {
+  active_ranges_.clear();
+  has_active_ranges_ = false;
 }
 
 void ConjugateGradient::compute(const SparseMatrix& m) {
@@ -92,7 +134,9 @@ double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, co
   if (b.size() != m.rows() || x.size() != m.cols() || m.rows() != m.cols())
     throw std::invalid_argument("ConjugateGradient: residual_norm needs a square matrix, and b and x of its size");
   std::vector<double> parts;
-  return std::sqrt(chunked_sum(static_cast<int>(b.size()), threads_, parts, [&](int begin, int end) {
+  std::vector<std::pair<int, int>> chunks;
+  const int entries = make_chunks(static_cast<int>(b.size()), chunks);
+  return std::sqrt(chunked_sum(chunks, entries, threads_, parts, [&](int begin, int end) {
     double product[kChunk];
     multiply_rows(m, x.data(), product, begin, end);
     double s0 = 0.0;
@@ -121,16 +165,29 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
   p.resize(n);
   z.resize(n);
   q.resize(n);
+  if (has_active_ranges_) {
+    // The rows outside the ranges are never written: zero, so that no stale entry of an
+    // earlier solve reaches the preconditioner or a product.
+    p.setZero();
+    z.setZero();
+  }
 
+  // The rows the iteration works on: all, or the active ranges (set_active_ranges), where
+  // the other rows' entries of b and the guess are zero and stay so.
+  const int entries = make_chunks(n, chunks_);
+  const auto& chunks = chunks_;
+  const int chunk_total = static_cast<int>(chunks.size());
   // r = b - A x, with |b|^2 and |r|^2.
-  std::vector<double> b_parts(chunk_count(n));
-  const double r_start2 = chunked_sum(n, threads, partial_, [&](int begin, int end) {
+  std::vector<double> b_parts(chunk_total);
+  partial_.resize(chunk_total);
+  for_each_chunk(chunks, entries, threads, [&](int c, int begin, int end) {
     multiply_rows(m, x.data(), q.data() + begin, begin, end);
     for (int i = begin; i < end; ++i) r[i] = b[i] - q[i];
-    b_parts[begin / kChunk] = chunk_dot(b.data(), b.data(), begin, end);
-    return chunk_dot(r.data(), r.data(), begin, end);
+    b_parts[c] = chunk_dot(b.data(), b.data(), begin, end);
+    partial_[c] = chunk_dot(r.data(), r.data(), begin, end);
   });
-  const double b_norm2 = ordered_sum(b_parts, chunk_count(n));
+  const double r_start2 = ordered_sum(partial_, chunk_total);
+  const double b_norm2 = ordered_sum(b_parts, chunk_total);
   iterations_ = 0;
   if (b_norm2 == 0.0) {
     x.setZero();
@@ -146,19 +203,21 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
     info_ = error_ <= tolerance_ ? Eigen::Success : Eigen::NoConvergence;
     return x;
   }
-  p = r;
+  for_each_chunk(chunks, entries, threads, [&](int, int begin, int end) {
+    for (int k = begin; k < end; ++k) p[k] = r[k];
+  });
   preconditioner_.solve_in_place(p);
-  double rz = chunked_sum(n, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), p.data(), begin, end); });
+  double rz = chunked_sum(chunks, entries, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), p.data(), begin, end); });
   int i = 0;
   while (i < max_iterations) {
     // q = A p with p^T q.
-    const double curvature = chunked_sum(n, threads, partial_, [&](int begin, int end) {
+    const double curvature = chunked_sum(chunks, entries, threads, partial_, [&](int begin, int end) {
       multiply_rows(m, p.data(), q.data() + begin, begin, end);
       return chunk_dot(p.data(), q.data(), begin, end);
     });
     const double alpha = rz / curvature;
     // x += alpha p, r -= alpha q, with |r|^2; z = r for the preconditioner.
-    r_norm2 = chunked_sum(n, threads, partial_, [&](int begin, int end) {
+    r_norm2 = chunked_sum(chunks, entries, threads, partial_, [&](int begin, int end) {
       for (int k = begin; k < end; ++k) {
         x[k] += alpha * p[k];
         r[k] -= alpha * q[k];
@@ -172,9 +231,9 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
     if (std::isnan(r_norm2)) break;
     preconditioner_.solve_in_place(z);
     const double rz_old = rz;
-    rz = chunked_sum(n, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), z.data(), begin, end); });
+    rz = chunked_sum(chunks, entries, threads, partial_, [&](int begin, int end) { return chunk_dot(r.data(), z.data(), begin, end); });
     const double beta = rz / rz_old;
-    for_each_chunk(n, threads, [&](int, int begin, int end) {
+    for_each_chunk(chunks, entries, threads, [&](int, int begin, int end) {
       for (int k = begin; k < end; ++k) p[k] = z[k] + beta * p[k];
     });
     ++i;

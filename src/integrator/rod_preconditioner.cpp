@@ -465,8 +465,8 @@ void RodBlockPreconditioner::declare_blocks_solved(const double* values, bool fa
     return;
   }
   failed_blocks_ = 0;
-  for (const Block& block : factors_)
-    if (block.size > 0 && !block.factored) ++failed_blocks_;
+  for (int b = 0; b < static_cast<int>(factors_.size()); ++b)
+    if (block_active(b) && factors_[b].size > 0 && !factors_[b].factored) ++failed_blocks_;
   // The factors live in the callers' bands, now gone: none is kept until a solve() needs them.
   for (Block& block : factors_) block.factored = false;
   solved_in_place_ = true;
@@ -481,7 +481,8 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
     analyze_compressed(n, outer, inner);
   const int block_count = static_cast<int>(factors_.size());
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int b = 0; b < block_count; ++b) factorize_block(b, values);
+  for (int b = 0; b < block_count; ++b)
+    if (block_active(b)) factorize_block(b, values);
   finish_factorization(values);
   if (!group_blocks_.empty()) factorize_groups(n, outer, inner, values);
 }
@@ -562,8 +563,8 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
 
 void RodBlockPreconditioner::finish_factorization(const double* values) {
   failed_blocks_ = 0;
-  for (const Block& block : factors_)
-    if (block.size > 0 && !block.factored) ++failed_blocks_;
+  for (int b = 0; b < static_cast<int>(factors_.size()); ++b)
+    if (block_active(b) && factors_[b].size > 0 && !factors_[b].factored) ++failed_blocks_;
   // Jacobi for every DOF outside a factored block: those outside every block (known from the
   // analysis) and those of blocks whose factorisation failed (rare). Usually none.
   jacobi_dofs_ = outside_blocks_;
@@ -603,15 +604,16 @@ void RodBlockPreconditioner::apply_in_place(VecX& x) const {
   const int pairs = (block_count + 1) / 2;
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int p = 0; p < pairs; ++p) {
-    const Block& first = factors_[2 * p];
-    const Block* second = 2 * p + 1 < block_count ? &factors_[2 * p + 1] : nullptr;
-    if (second && first.factored && second->factored && first.size == second->size &&
-        first.half_bandwidth == second->half_bandwidth) {
-      banded_solve_pair(first.band.data(), second->band.data(), first.size, first.half_bandwidth,
-                        x.data() + first.begin, x.data() + second->begin);
+    // An inactive block's entries of x are zero (set_active_blocks) and stay so.
+    const Block* first = block_active(2 * p) ? &factors_[2 * p] : nullptr;
+    const Block* second = 2 * p + 1 < block_count && block_active(2 * p + 1) ? &factors_[2 * p + 1] : nullptr;
+    if (first && second && first->factored && second->factored && first->size == second->size &&
+        first->half_bandwidth == second->half_bandwidth) {
+      banded_solve_pair(first->band.data(), second->band.data(), first->size, first->half_bandwidth,
+                        x.data() + first->begin, x.data() + second->begin);
       continue;
     }
-    for (const Block* block : {&first, second})
+    for (const Block* block : {first, second})
       if (block && block->factored)
         banded_solve(block->band.data(), block->size, block->half_bandwidth, x.data() + block->begin);
   }

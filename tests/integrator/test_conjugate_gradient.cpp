@@ -170,3 +170,80 @@ TEST_CASE("conjugate gradient: a NaN in the matrix stops the iteration, not conv
   CHECK(cg.iterations() < 1000);  // stopped at the NaN, not run to the limit
   CHECK(!std::isfinite(cg.error()));
 }
+
+TEST_CASE("conjugate gradient: on active ranges, only their rows are solved, with the same bits on any thread count") {
+  // Three systems side by side, none coupled to another: the first and last active, the
+  // middle one held. Its right-hand side is not zero here, so a CG that solved every row
+  // would move it.
+  const CoupledSystem first = coupled_system(40, 100, 3000, 11);
+  const CoupledSystem held = coupled_system(60, 100, 3000, 12);
+  const CoupledSystem last = coupled_system(50, 100, 3000, 13);
+  const int n1 = static_cast<int>(first.rhs.size()), n2 = static_cast<int>(held.rhs.size());
+  const int n = n1 + n2 + static_cast<int>(last.rhs.size());
+  std::vector<Eigen::Triplet<double>> entries;
+  std::vector<std::pair<int, int>> blocks;
+  std::vector<char> active_blocks;
+  VecX rhs(n);
+  int offset = 0;
+  for (const CoupledSystem* part : {&first, &held, &last}) {
+    for (int k = 0; k < part->matrix.outerSize(); ++k)
+      for (SparseMatrix::InnerIterator it(part->matrix, k); it; ++it)
+        entries.emplace_back(offset + static_cast<int>(it.row()), offset + k, it.value());
+    for (const auto& [begin, end] : part->blocks) {
+      blocks.emplace_back(offset + begin, offset + end);
+      active_blocks.push_back(part != &held);
+    }
+    rhs.segment(offset, part->rhs.size()) = part->rhs;
+    offset += static_cast<int>(part->rhs.size());
+  }
+  SparseMatrix matrix(n, n);
+  matrix.setFromTriplets(entries.begin(), entries.end());
+  const std::vector<std::pair<int, int>> ranges = {{0, n1}, {n1 + n2, n}};
+  const double tolerance = 1e-10;
+  VecX first_x;
+  int first_iterations = -1;
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    ConjugateGradient cg;
+    cg.preconditioner().set_blocks(blocks);
+    cg.preconditioner().set_threads(threads);
+    cg.set_threads(threads);
+    cg.set_tolerance(tolerance);
+    cg.set_max_iterations(1000);
+    // A whole solve first: its work vectors hold the held rows' values when the ranges come.
+    cg.compute(matrix);
+    const VecX whole = cg.solve_with_guess(rhs, VecX::Zero(n));
+    REQUIRE(cg.info() == Eigen::Success);
+    REQUIRE(whole.segment(n1, n2).norm() > 0.0);
+
+    cg.set_active_ranges(ranges);
+    cg.preconditioner().set_active_blocks(active_blocks);
+    cg.compute(matrix);
+    const VecX x = cg.solve_with_guess(rhs, VecX::Zero(n));
+    REQUIRE(cg.info() == Eigen::Success);
+    CHECK(x.segment(n1, n2).isZero(0.0));  // held: left at the guess
+    // Each active system solved to the tolerance, measured on the active rows' right-hand side.
+    const double active_norm = std::sqrt(first.rhs.squaredNorm() + last.rhs.squaredNorm());
+    const double residual = std::sqrt((first.rhs - first.matrix * x.head(n1)).squaredNorm() +
+                                      (last.rhs - last.matrix * x.tail(n - n1 - n2)).squaredNorm());
+    CHECK(residual <= 10.0 * tolerance * active_norm);
+    CHECK((x.head(n1) - whole.head(n1)).norm() <= 1e-8 * whole.head(n1).norm());
+    VecX active_rhs = rhs;
+    active_rhs.segment(n1, n2).setZero();
+    CHECK(cg.residual_norm(matrix, active_rhs, x) == doctest::Approx(residual).epsilon(1e-6));
+    if (threads == 1) {
+      first_x = x;
+      first_iterations = cg.iterations();
+    } else {
+      CHECK(cg.iterations() == first_iterations);
+      CHECK(std::memcmp(x.data(), first_x.data(), sizeof(double) * static_cast<std::size_t>(n)) == 0);
+    }
+    // A range of every row is the whole: the same bits as without ranges.
+    cg.set_active_ranges({{0, n1}, {n1, n}});
+    cg.preconditioner().clear_active_blocks();
+    cg.compute(matrix);
+    const VecX all = cg.solve_with_guess(rhs, VecX::Zero(n));
+    CHECK(std::memcmp(all.data(), whole.data(), sizeof(double) * static_cast<std::size_t>(n)) == 0);
+    cg.clear_active_ranges();
+  }
+}

@@ -17,6 +17,7 @@
 /// row i, so A p is formed row by row from the columns (as Eigen's row-major product, the
 /// same bits).
 
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -55,7 +56,18 @@ class ConjugateGradient {
   /// CG's first test itself (a residual formed elsewhere, with the bits of CG's own) decides
   /// as CG would.
   static double squared_norm(const VecX& v, int threads);
-  /// |b - A x| with the same chunked sums (the true residual, not the recurrence's).
+  /// Restricts the iteration to the rows of `ranges` ([begin, end) pairs, increasing): the
+  /// caller's b and guess are zero on the other rows and no row of the ranges has an entry in
+  /// a column outside them, so the solution there is zero, and CG's products, sums and
+  /// updates skip those rows (a Newton iteration on the few rods still moving, ImplicitEuler's
+  /// active rods). The sums are chunked within the ranges: a range of every row gives the
+  /// chunks, and the bits, of the whole.
+  void set_active_ranges(std::vector<std::pair<int, int>> ranges);
+  /// Every row again.
+  void clear_active_ranges();
+  bool has_active_ranges() const { return has_active_ranges_; }
+  /// |b - A x| with the same chunked sums (the true residual, not the recurrence's), over
+  /// the active ranges where they are set.
   double residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const;
 
   /// Entries per chunk of the vector passes: the unit of the sums' order.
@@ -73,6 +85,10 @@ class ConjugateGradient {
   // The work vectors and the chunks' partial sums, kept between solves.
   VecX residual_, direction_, preconditioned_, product_;
   std::vector<double> partial_;
+  std::vector<std::pair<int, int>> active_ranges_, chunks_;
+  bool has_active_ranges_ = false;
+  /// The chunks of [0, n), or of the active ranges; returns how many entries they hold.
+  int make_chunks(int n, std::vector<std::pair<int, int>>& chunks) const;
 };
 
 }  // namespace bristle

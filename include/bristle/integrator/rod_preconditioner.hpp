@@ -64,6 +64,14 @@ class RodBlockPreconditioner {
   /// Groups whose factorisation failed at the last factorize() (their blocks then act alone).
   int failed_groups() const { return failed_groups_; }
 
+  /// Restricts factorize() and the application to the blocks marked in `active` (one entry
+  /// per block): the caller's vectors are zero on the other blocks' rows, which the
+  /// application then leaves as they are (a block solve of zeros is zeros), and no group
+  /// holds an inactive block. The other blocks keep their factors for later.
+  void set_active_blocks(std::vector<char> active) { active_blocks_ = std::move(active); }
+  void clear_active_blocks() { active_blocks_.clear(); }
+  bool block_active(int b) const { return active_blocks_.empty() || active_blocks_[b] != 0; }
+
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
@@ -250,6 +258,7 @@ class RodBlockPreconditioner {
 
   std::vector<std::pair<int, int>> blocks_;
   std::vector<Block> factors_;
+  std::vector<char> active_blocks_;  // empty: all
   std::vector<std::vector<int>> group_blocks_;
   std::vector<Group> groups_;
   mutable std::vector<VecX> group_rhs_;  // apply_in_place's copies of the groups' right-hand sides
