@@ -277,7 +277,8 @@ bool ContactSolver::scan_rod(int rod, const VecX& xp, double h, double add_below
 void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, const VecX& rhs_free) {
   constraints_.clear();
   rhs_ = rhs_free;
-  for (VertexContact& vc : contacts_) constraints_.push_back(build_constraint(vc, x0, v, h));
+  for (VertexContact& vc : contacts_)
+    if (in_pass(vc)) constraints_.push_back(build_constraint(vc, x0, v, h));
 }
 
 VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h) {
@@ -446,7 +447,8 @@ void ContactSolver::add_friction_matrices(SparseMatrix& system) const {
   const int* outer = system.outerIndexPtr();
   const int* inner = system.innerIndexPtr();
   double* values = system.valuePtr();
-  for (const VertexContact& vc : contacts_) add_friction_matrix(vc, D, outer, inner, values);
+  for (const VertexContact& vc : contacts_)
+    if (in_pass(vc)) add_friction_matrix(vc, D, outer, inner, values);
 }
 
 void ContactSolver::add_friction_matrix(const VertexContact& vc, int D, const int* outer, const int* inner,
@@ -467,7 +469,8 @@ void ContactSolver::add_friction_matrix(const VertexContact& vc, int D, const in
 // the normal part of c) and the tangential rest, the friction impulse (static while sticking,
 // kinetic while sliding).
 void ContactSolver::compute_impulses(const SparseMatrix& system, const VecX& dv_free, const VecX& rhs_free) {
-  for (VertexContact& vc : contacts_) compute_impulse(vc, system, dv_free, rhs_free);
+  for (VertexContact& vc : contacts_)
+    if (in_pass(vc)) compute_impulse(vc, system, dv_free, rhs_free);
 }
 
 void ContactSolver::compute_impulse(VertexContact& vc, const SparseMatrix& system, const VecX& dv_free,
@@ -700,7 +703,7 @@ void ContactSolver::update_friction_of(VertexContact& vc, const VecX& v_trial, F
 
 bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v,
                           double h, const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free,
-                          const RodSolve& rod_solve) {
+                          const RodSolve& rod_solve, const std::vector<char>* active_rods) {
   const int D = model_.dimension;
   const int n_free = static_cast<int>(rhs_free.size());
   const DofLayout& layout = model_.layout;
@@ -721,8 +724,14 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     vc.state_changes = 0;
   }
   finishing_ = false;
+  // Only the active rods take part (the others' contacts, states and impulses stay as they
+  // are, their rows of the system out of the solve); all without a list.
+  pass_rods_ = active_rods;
+  const std::vector<char>& all_rods = active_rods != nullptr ? *active_rods : all_rods_;
+  int pass_rod_count = 0;
+  for (const char a : all_rods) pass_rod_count += a != 0;
   xp_ = x0 + h * v;
-  add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true, all_rods_);
+  add_or_refresh(xp_, h, settings_.activation_gap, /*refresh_all=*/true, all_rods);
 
   // Rods that do not couple settle their active sets each on its own: a pass solves the rods
   // whose constraints the pass before changed, and a rod whose stages change nothing keeps its
@@ -730,7 +739,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   // pass solves the whole system, and a stage that changes anything holds back the next stage
   // everywhere (see release_pulling).
   bool per_rod = static_cast<bool>(rod_solve);
-  std::fill(rod_active_.begin(), rod_active_.end(), 1);
+  rod_active_ = all_rods;
   if (per_rod) y_.setZero(n_free);
   const int* outer = system.outerIndexPtr();
 
@@ -807,10 +816,15 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       }
       // A block that cannot be solved on its own: whole-system passes from here on.
       per_rod = false;
-      std::fill(rod_active_.begin(), rod_active_.end(), 1);
+      rod_active_ = all_rods;
     }
-    rod_solves_ += rod_count;
-    save_all_values(system);
+    rod_solves_ += pass_rod_count;
+    if (pass_rods_ != nullptr) {
+      for (int r = 0; r < rod_count; ++r)
+        if (all_rods[r]) save_rod_values(system, r);
+    } else {
+      save_all_values(system);
+    }
     build_constraints(x0, v, h, rhs_free);
     // CG starts from the pass before's solution (the caller's guess on the first pass): a
     // pass changes a few contacts of many, so most of the solution stands. Started from zero,
@@ -833,7 +847,8 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
         std::copy(saved_values_.data() + outer[col], saved_values_.data() + outer[col + 1], values + outer[col]);
       };
       for (const VertexContact& vc : contacts_)
-        for (int j = 0; j < D; ++j) restore_column(vc.free + j);
+        if (in_pass(vc))
+          for (int j = 0; j < D; ++j) restore_column(vc.free + j);
       for (const int col : changed_columns_) restore_column(col);
       if (solved) {
         unfilter_solution(y_, constraints_, D);
@@ -864,7 +879,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     ok = solve_pass();
     if (!ok) break;
     // Stages: release, then friction, then new contacts (see release_pulling).
-    const std::vector<char> eligible = per_rod ? rod_active_ : all_rods_;
+    const std::vector<char> eligible = per_rod ? rod_active_ : all_rods;
     std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
     std::fill(rod_switched_.begin(), rod_switched_.end(), 0);
     release_pulling(eligible);
@@ -882,7 +897,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       // Unsettled: finish on the rods still changing (all, for whole-system passes) with
       // passes that cannot cycle (finish_unsettled).
       converged_ = false;
-      const std::vector<char> unsettled = per_rod ? rod_active_ : all_rods_;
+      const std::vector<char> unsettled = per_rod ? rod_active_ : all_rods;
       finish_unsettled(unsettled);
       finishing_ = true;
       auto contact_count = [&] {
@@ -895,10 +910,10 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
         ok = solve_pass();
         if (!ok) break;
         // Fallen back to whole-system passes: every rod is in them now, so every rod finishes.
-        if (was_per_rod && !per_rod) finish_unsettled(all_rods_);
+        if (was_per_rod && !per_rod) finish_unsettled(all_rods);
         std::fill(rod_changed_.begin(), rod_changed_.end(), 0);
         std::fill(rod_switched_.begin(), rod_switched_.end(), 0);
-        const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods_;
+        const std::vector<char> eligible_now = per_rod ? rod_active_ : all_rods;
         release_pulling(eligible_now);
         update_friction(v_trial_, eligible_now);
         predict_positions(x0, h, eligible_now);
@@ -916,7 +931,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
         if (per_rod) rod_active_ = rod_changed_;
       }
       finishing_ = false;
-      const std::vector<char> finished = per_rod ? rod_active_ : all_rods_;
+      const std::vector<char> finished = per_rod ? rod_active_ : all_rods;
       for (int extra = 0; ok && extra < kDissipationSolves; ++extra) {
         if (!settle_friction_for_finish(finished)) break;
         if (per_rod) rod_active_ = rod_changed_;
@@ -925,6 +940,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       break;
     }
   }
+  pass_rods_ = nullptr;
   return ok;
 }
 

@@ -155,8 +155,13 @@ class ContactSolver {
   /// pass solves only the rods whose constraints changed in the pass before (their own stages
   /// decide), with their blocks' direct solves; a rod whose solve fails turns the rest of the
   /// solve into the whole-system passes with `linear_solve`.
+  /// With `active_rods` (one entry per rod), only the marked rods take part: the caller's
+  /// right-hand side and guess are zero on the others' rows, no entry of the system ties a
+  /// marked rod to an unmarked one, and the unmarked rods' contacts keep their states and
+  /// impulses (a Newton iteration on the rods still moving; ImplicitEuler's active rods).
   bool solve(SparseMatrix& system, const VecX& rhs_free, const VecX& x0, const VecX& v, double h,
-             const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free, const RodSolve& rod_solve = {});
+             const VecX& guess, const LinearSolve& linear_solve, VecX& dv_free, const RodSolve& rod_solve = {},
+             const std::vector<char>* active_rods = nullptr);
 
   /// Per-collider stats of the last solve, penetration measured at the end positions x1.
   void report(const VecX& x1, double h, ContactReport& out) const;
@@ -239,10 +244,14 @@ class ContactSolver {
   int solves_ = 0;
   long long rod_solves_ = 0;
   bool converged_ = true;
+
   bool finishing_ = false;  // in the passes after finish_unsettled (new contacts switch once at most)
   // Per rod: every rod (whole-system passes), the rods the next pass solves, those a stage
   // changed or switched in this pass, and a stage's eligible rods.
   std::vector<char> all_rods_, rod_active_, rod_changed_, rod_switched_, rod_stage_;
+  /// The rods of the current solve, or null for all (solve's active_rods).
+  const std::vector<char>* pass_rods_ = nullptr;
+  bool in_pass(const VertexContact& vc) const { return pass_rods_ == nullptr || (*pass_rods_)[vc.rod] != 0; }
   std::vector<int> active_rods_;
 
   // Scratch.
