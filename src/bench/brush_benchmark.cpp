@@ -102,6 +102,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
   SolverSettings solver = scene.solver;
   solver.step_energies = false;
   solver.threads = settings.threads;
+  solver.active_rods = settings.active_rods;
   ImplicitEuler integrator(model, solver);
 
   BrushBenchmarkResult result;
@@ -121,6 +122,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     result.cg_iterations += report.cg_iterations;
     result.cg_iterations_max = std::max(result.cg_iterations_max, report.cg_iterations);
     result.newton_iterations += report.newton_iterations;
+    result.partial_iterations += report.partial_iterations;
     result.contact_solves += report.contact.solves;
     result.contact_rod_solves += report.contact.rod_solves;
     if (!report.ok) {
@@ -163,6 +165,7 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["cg_iterations"] = cg_iterations;
   j["cg_iterations_max"] = cg_iterations_max;
   j["newton_iterations"] = newton_iterations;
+  j["partial_iterations"] = partial_iterations;
   j["contact_solves"] = contact_solves;
   j["contact_rod_solves"] = contact_rod_solves;
   j["unconverged_steps"] = unconverged_steps;

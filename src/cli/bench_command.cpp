@@ -30,7 +30,8 @@ const char* const kUsage =
     "                     [--line-search|--no-line-search] [--repeat R] [--no-accuracy] [--continuum] [--twist] [--json]\n"
     "       bristle bench --sweep [--docs PATH]\n"
     "       bristle bench --brush [--rows N] [--columns N] [--segments S] [--dt S] [--duration S]\n"
-    "                     [--tilt A] [--threads T] [--speedup] [--no-rod-contact] [--print-scene] [--json]\n"
+    "                     [--tilt A] [--threads T] [--speedup] [--no-rod-contact] [--all-rods] [--print-scene]\n"
+    "                     [--json]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
     "E = 3 GPa, density 1300 kg/m^3, clamped horizontally at the root) and prints what a step\n"
@@ -97,6 +98,8 @@ const char* const kUsage =
     "  --speedup          with --threads T > 1: also run on one thread, print the speedup and\n"
     "                     whether the last positions are bitwise identical\n"
     "  --no-rod-contact   bristles pass through each other (the cost of contact, by difference)\n"
+    "  --all-rods         every Newton iteration solves every bristle (by default one after a\n"
+    "                     step's first solves only those still moving; for comparison)\n"
     "  --print-scene      print the scene (bristle-scene/1 JSON) and run nothing\n"
     "  -h, --help         show this help\n"
     "\n"
@@ -196,8 +199,8 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
       << "us per vertex-step " << fixed(r.us_per_vertex_step, 3) << "  (assembly "
       << fixed(r.us_per_vertex_step_assembly, 3) << ", solve " << fixed(r.us_per_vertex_step_solve, 3) << ")\n"
       << "CG iterations      " << r.cg_iterations << " (" << fixed(r.cg_iterations / std::max(1.0, 1.0 * r.steps_taken), 1)
-      << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations
-      << "; unconverged steps " << r.unconverged_steps << " (" << r.unconverged_rod_steps << " of "
+      << " per step, max " << r.cg_iterations_max << "); Newton iterations " << r.newton_iterations << " ("
+      << r.partial_iterations << " on the bristles still moving); unconverged steps " << r.unconverged_steps << " (" << r.unconverged_rod_steps << " of "
       << static_cast<long long>(r.bristles) * r.steps_taken << " bristle-steps)\n"
       << "paper's solves     " << r.contact_solves << " linear solves of the collider contact's active set ("
       << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration), "
@@ -245,6 +248,7 @@ int brush_bench(const ParsedArgs& parsed, CommandContext& context) {
   if (std::lround(settings.duration / settings.dt) < 1) throw UsageError("--duration must be at least one --dt");
   settings.threads = positive(parsed, "--threads", 1, 1, kMaxThreads);
   settings.rod_contact = !parsed.has("--no-rod-contact");
+  settings.active_rods = !parsed.has("--all-rods");
   settings.tilt = parsed.number("--tilt", 0.0);
   if (!(settings.tilt >= 0.0 && settings.tilt <= kMaxBrushTilt))
     throw UsageError("--tilt expects an angle in [0, " + fixed(kMaxBrushTilt, 1) + "] radians");
@@ -314,11 +318,13 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--segments", "", true},
                                               {"--speedup", "", false},
                                               {"--no-rod-contact", "", false},
+                                              {"--all-rods", "", false},
                                               {"--tilt", "", true},
                                               {"--print-scene", "", false}});
   expect_positionals(parsed, {});
   if (parsed.has("--brush")) return brush_bench(parsed, context);
-  for (const char* option : {"--rows", "--columns", "--segments", "--speedup", "--no-rod-contact", "--print-scene", "--tilt"})
+  for (const char* option : {"--rows", "--columns", "--segments", "--speedup", "--no-rod-contact", "--all-rods", "--print-scene",
+                             "--tilt"})
     if (parsed.has(option)) throw UsageError(std::string(option) + " goes with --brush");
   if (parsed.has("--sweep")) return sweep(parsed, context);
   if (parsed.has("--docs")) throw UsageError("--docs goes with --sweep");

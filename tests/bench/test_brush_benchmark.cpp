@@ -76,7 +76,10 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   // Pressed on the paper: the contact solver solves at least once per Newton iteration there.
   CHECK(one.contact_solves > 0);
   CHECK(one.to_json()["contact_solves"] == one.contact_solves);
-  CHECK(one.contact_rod_solves >= one.newton_iterations * one.bristles);  // the first solve: all
+  // Each Newton iteration's first pass solves a bristle at least (all of them in a step's
+  // first iteration; later ones only the bristles still moving).
+  CHECK(one.contact_rod_solves >= one.newton_iterations);
+  CHECK(one.contact_rod_solves >= one.steps_taken * one.bristles);
   CHECK(one.to_json()["contact_rod_solves"] == one.contact_rod_solves);
   CHECK(one.us_per_vertex_step > 0.0);
   CHECK(std::isfinite(one.max_edge_strain));
@@ -175,14 +178,17 @@ TEST_CASE("brush benchmark: a vertical 4 x 4 brush with rod contact runs its who
   // How deep a tip ends depends on which pair of the buckling bristles jams at a tiny gap: one
   // such pair cut this brush's whole Newton step to its fraction until 2026-12-04 (0.099 radii),
   // and cuts only its own bristles since (5.9 radii; the vertical 5 x 5 and 6 x 6 brushes went
-  // from 7.8 and 16.5 radii to 7.7 and 5.1). The painter's brush keeps its tips out (the next test).
+  // from 7.8 and 16.5 radii to 7.7 and 5.1), and 10.0 since Newton's later iterations solve
+  // only the bristles still moving, which took it along another path (the 5 x 5 and 6 x 6
+  // brushes: 4.2 and 5.2). Without going on while a tip is deep: 43 radii. The painter's
+  // brush keeps its tips out (the next test).
   BrushBenchmarkSettings settings;
   settings.rows = 4;
   settings.columns = 4;
   settings.segments = 10;
   const BrushBenchmarkResult result = run_whole_stroke(settings);
   MESSAGE("deepest in the paper: " << result.max_depth_fraction << " of the radius");
-  CHECK(result.max_depth_fraction < 8.0);
+  CHECK(result.max_depth_fraction < 12.0);
   // 0.59 with the tips deep in the paper. 0.15 while a lifting step cut short at the last split
   // (ImplicitEuler::clear_path) cut the free vertices' motion from x0, the fixed ones going all
   // the way: the root edges stretched. 0.035 since.

@@ -1,4 +1,5 @@
 list(APPEND BRISTLE_TEST_SOURCES
+  integrator/test_active_rods.cpp
   integrator/test_assembly.cpp
   integrator/test_conjugate_gradient.cpp
   integrator/test_element_table.cpp

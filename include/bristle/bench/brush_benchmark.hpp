@@ -28,6 +28,9 @@ struct BrushBenchmarkSettings {
   double duration = 1.2;
   int threads = 1;
   bool rod_contact = true;  ///< bristle-bristle contact (the scene key rod_contact.enabled)
+  /// Newton iterations after a step's first solve only the rods still moving
+  /// (SolverSettings::active_rods, the default); false: every iteration solves all of them.
+  bool active_rods = true;
   /// The tuft's axis from the vertical [rad], leaning back from the stroke (+x) so the bristles
   /// trail it, as a painter holds a brush. 0 (the default): the vertical press (above). Above 0,
   /// the painter's stroke of docs/contact.md ("A brush held at a painter's angle"): the handle
@@ -56,6 +59,7 @@ struct BrushBenchmarkResult {
   long long cg_iterations = 0;  ///< over the run
   int cg_iterations_max = 0;    ///< of one step
   long long newton_iterations = 0;
+  long long partial_iterations = 0;  ///< of those, over the bristles still moving only
   long long contact_solves = 0;  ///< the collider contact solver's linear solves (active-set passes)
   /// The bristles those solves solved, summed: solves x bristles for whole-system passes, fewer
   /// where the bristles do not couple and only those whose contacts changed are solved again.

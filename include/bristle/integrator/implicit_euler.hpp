@@ -123,6 +123,12 @@ struct SolverSettings {
   /// bitwise identical for every value (each parallel loop is over independent rods or rows).
   int threads = 1;
   ContactSettings contact;      ///< used only when the model has colliders
+  /// Converged solver with rod contact: a Newton iteration after a step's first solves only
+  /// the rods whose last correction is above the tolerance and the rods contact ties to them
+  /// (the others held where they are); a step is converged only on an iteration over all
+  /// rods (docs/contact.md, "Newton iterations on the rods still moving"). Not a scene key:
+  /// for comparisons (`bristle bench --all-rods`) and tests.
+  bool active_rods = true;
 
   bool converged() const { return newton_iterations <= 0; }
 };
@@ -135,6 +141,8 @@ struct StepReport {
   int cg_iterations = 0;    ///< preconditioned CG iterations (= matrix-vector products), all Newton iterations
   double cg_residual = 0.0; ///< relative residual of the last linear solve
   int newton_iterations = 0;  ///< linear solves (the guess's included), all substeps
+  /// Of those, the iterations that solved only the rods still moving (SolverSettings::active_rods).
+  int partial_iterations = 0;
   /// step halvings in the line search, and of contact steps by the strain limit (there, the
   /// halvings of the rod halved most in each iteration), all Newton iterations
   int line_search_halvings = 0;
@@ -238,6 +246,13 @@ struct StepContext {
   /// CG's first test on it (ImplicitEuler::solve).
   VecX first_residual;
   std::vector<char> rod_block_failed;  ///< its block was not positive definite (a Jacobi guess)
+  /// Rod contact: each rod's correction (dof_correction's largest over its DOFs) from the
+  /// last solve it took part in, known after the attempt's first solve; and whether the
+  /// current iteration solved only the active rods (ImplicitEuler::select_active_rods).
+  std::vector<double> rod_correction;
+  bool rod_corrections_known = false;
+  bool partial = false;
+  bool next_full = false;  ///< the next iteration solves every rod
   /// The system matrix holds this iteration's values. Solved per rod with the factors kept,
   /// nothing needs them unless CG must iterate: they are filled only then (solve()).
   bool matrix_filled = true;
@@ -423,6 +438,14 @@ class ImplicitEuler {
   /// Groups of rods tied by the coupling matrix (RodBlockPreconditioner::set_groups), each of
   /// at most kMaxGroupFreeDofs free DOFs (larger ones are left out: their rods stay alone).
   std::vector<std::vector<int>> coupled_rod_groups() const;
+  /// Each rod's group of rods tied by the coupling matrix, as the group's first rod (the rod
+  /// itself when nothing ties it).
+  std::vector<int> coupled_rod_roots() const;
+  /// Marks in active_rods_ the rods the iteration solves: those whose last correction is above
+  /// the tolerance, with every rod the coupling ties to them. False (all rods) where that is
+  /// not worth it or not allowed: the attempt's first iteration, a step without rod contact,
+  /// or when every rod is below the tolerance (the iteration that may find the step converged).
+  bool select_active_rods(StepContext& ctx);
   /// CG on m x = b from the guess, the rods the coupling ties factored together in its
   /// preconditioner; where it does not reach cg_tolerance, the solution is taken inexactly with
   /// rod contact (within sqrt(cg_tolerance)). True if x is taken.
@@ -432,6 +455,11 @@ class ImplicitEuler {
   bool grouped_last_attempt_ = false;  // the last attempt's group_coupled_rods_ at its end
   int grouped_attempts_ = 0;            // attempts in a row that started grouped
   VecX cg_start_;                    // the grouped solve's start: the per-rod CG's last iterate
+  std::vector<char> active_rods_;    // select_active_rods' marks
+  std::vector<double> rod_depth_;    // select_active_rods: each rod's deepest vertex in a collider
+  std::vector<std::pair<int, int>> active_free_ranges_;
+  bool partial_solve_ = false;       // the current solve is over active_rods_ only
+  VecX active_rhs_free_;             // the right-hand side with the inactive rods' rows zero
   int split_depth_ = 0;       // how many times the step being attempted was halved
   int first_depth_ = 0;       // the split level the next step starts at (step())
   int unclear_path_depth_ = -1;  // the deepest level whose straight motion was not clear, this step

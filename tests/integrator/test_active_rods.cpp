@@ -1,0 +1,144 @@
+// Newton iterations on the rods still moving (SolverSettings::active_rods): a step ends where
+// the step over every rod ends, to within the tolerance.
+
+#include <algorithm>
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "bristle/bench/brush_benchmark.hpp"
+#include "bristle/integrator/implicit_euler.hpp"
+#include "bristle/model/handle.hpp"
+#include "bristle/model/model.hpp"
+#include "bristle/scene/load_scene.hpp"
+#include "support/rod_builders.hpp"
+
+using namespace bristle;
+
+TEST_CASE("active rods: a tilted brush's touchdown steps end where the steps over every rod end") {
+  // A tilted 6 x 6 brush of 20-segment bristles through the benchmark's stroke (about 3 s in
+  // Release): from the same state, each step is taken twice, once with Newton's
+  // later iterations on the bristles still moving and once on all of them. Both are converged
+  // backward Euler steps (every correction below the tolerance, 1e-3 of a bristle's length),
+  // so where both took the same substeps their ends differ by about that much at most. An
+  // iteration over the moving bristles alone may not end the step: if it did, the held
+  // bristles' residuals, which changed since they were last solved, would go unmeasured.
+  BrushBenchmarkSettings settings;
+  settings.rows = 6;
+  settings.columns = 6;
+  settings.tilt = 0.9;
+  const Scene scene = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
+  Model model = scene.model;
+  const HandleDriver handles(model, scene.handles);
+  State state = initial_state(model);
+  handles.place(model, state);
+  SolverSettings all_rods = scene.solver;
+  all_rods.active_rods = false;
+  SolverSettings active_rods = scene.solver;
+  REQUIRE(active_rods.active_rods);  // the default
+  const double length = model.rods.front().rest_length();
+  const double tolerance = scene.solver.tolerance;
+  const int steps = static_cast<int>(std::lround(1.2 / settings.dt));
+  int compared = 0, compared_partial = 0, partial_iterations = 0;
+  double worst = 0.0;
+  for (int s = 0; s < steps; ++s) {
+    handles.prepare_step(model, state, settings.dt);
+    State with_active = state, with_all = state;
+    ImplicitEuler active_solver(model, active_rods), all_solver(model, all_rods);
+    const StepReport active = active_solver.step(with_active, settings.dt);
+    const StepReport all = all_solver.step(with_all, settings.dt);
+    CAPTURE(s);
+    REQUIRE_MESSAGE(active.ok, active.failure);
+    REQUIRE_MESSAGE(all.ok, all.failure);
+    CHECK(active.rod_crossings == 0);
+    CHECK(all.partial_iterations == 0);
+    partial_iterations += active.partial_iterations;
+    if (active.converged && all.converged && active.substeps == all.substeps) {
+      const double difference = (with_active.positions - with_all.positions).lpNorm<Eigen::Infinity>();
+      worst = std::max(worst, difference / length);
+      CHECK(difference <= 4.0 * tolerance * length);
+      ++compared;
+      compared_partial += active.partial_iterations > 0;
+    }
+    state = with_all;
+    state.time = (s + 1) * settings.dt;
+  }
+  MESSAGE("largest difference " << worst << " of a bristle's length over " << compared << " steps, "
+                                << compared_partial << " of them with " << partial_iterations
+                                << " iterations on the moving bristles");
+  CHECK(compared >= steps / 2);
+  CHECK(compared_partial >= 1);
+  CHECK(partial_iterations >= 50);  // or the brush no longer exercises the active rods
+}
+
+TEST_CASE("active rods: rods thrown onto held rods beside hanging rods end each step where the full solve ends") {
+  // Six cells a metre apart, each an upper rod thrown down (1 to 2.5 m/s) across two held
+  // rods at dt = 1/24 s (the crossing drop of the rod-contact tests), beside twenty rods
+  // hanging still from their top vertex. After a step's first iterations only the landing
+  // rods move: each step is taken twice from the same state, with Newton's later iterations
+  // on the moving rods and on all rods; both converge, and end within the tolerance's reach of
+  // each other (1e-3 of a rod's length per correction).
+  const double radius = 0.001;
+  const Material nylon = test::make_material(1140.0, radius, 3.0e9);
+  std::vector<Rod> rods;
+  std::vector<std::pair<int, double>> thrown;  // rod, speed
+  for (int cell = 0; cell < 6; ++cell) {
+    const double x0 = cell * 1.0;
+    for (const double x : {x0 - 0.03, x0 + 0.03}) {
+      std::vector<int> all;
+      for (int i = 0; i <= 6; ++i) all.push_back(i);
+      rods.push_back(test::straight_rod(6, Vec3(x, -0.03, 0), Vec3(x, 0.03, 0), 3, all, nylon));
+    }
+    // Thrown from 1 to 21 cm up: each lands in its own step.
+    const double z = 0.01 + 0.04 * cell;
+    thrown.emplace_back(static_cast<int>(rods.size()), 1.0 + 0.3 * cell);
+    rods.push_back(test::straight_rod(10, Vec3(x0 - 0.05, 0.002 * cell, z), Vec3(x0 + 0.05, 0.002 * cell, z), 3, {},
+                                      nylon));
+  }
+  for (int k = 0; k < 20; ++k) {
+    const double x = 0.5 + 0.3 * k;
+    rods.push_back(test::straight_rod(10, Vec3(x, 1.0, 0.1), Vec3(x, 1.0, 0.0), 3, {0}, nylon));
+  }
+  Model model = test::make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+  model.rod_contact.enabled = true;
+  State state = initial_state(model);
+  for (const auto& [rod, speed] : thrown)
+    for (int i = 0; i < model.rods[rod].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(rod, i) + 2] = -speed;
+  SolverSettings active_rods;
+  SolverSettings all_rods;
+  all_rods.active_rods = false;
+  const double dt = 1.0 / 24.0, length = 0.1, tolerance = active_rods.tolerance;
+  int compared = 0, compared_partial = 0, active_total = 0, all_total = 0;
+  double worst = 0.0;
+  for (int s = 0; s < 24; ++s) {
+    State with_active = state, with_all = state;
+    ImplicitEuler active_solver(model, active_rods), all_solver(model, all_rods);
+    const StepReport active = active_solver.step(with_active, dt);
+    const StepReport all = all_solver.step(with_all, dt);
+    CAPTURE(s);
+    REQUIRE_MESSAGE(active.ok, active.failure);
+    REQUIRE_MESSAGE(all.ok, all.failure);
+    CHECK(all.partial_iterations == 0);
+    if (active.converged && all.converged && active.substeps == all.substeps) {
+      const double difference = (with_active.positions - with_all.positions).lpNorm<Eigen::Infinity>();
+      worst = std::max(worst, difference / length);
+      CHECK(difference <= 4.0 * tolerance * length);
+      ++compared;
+      compared_partial += active.partial_iterations > 0;
+      // The first step (one rod landing, the others in the air or hanging) costs no more.
+      if (s == 0) CHECK(active.newton_iterations <= all.newton_iterations);
+    }
+    active_total += active.newton_iterations;
+    all_total += all.newton_iterations;
+    state = with_all;
+  }
+  // Once landed rods are held, a step ends only on an iteration over all rods, one more than
+  // where the full solve ended, and that one can find the barrier's force estimates not yet
+  // consistent and go on (a landing step: 24 iterations against 13).
+  MESSAGE("Newton iterations " << active_total << " against " << all_total << " over every rod");
+  CHECK(active_total <= 1.5 * all_total);
+  MESSAGE("largest difference " << worst << " of a rod's length over " << compared << " steps, " << compared_partial
+                                << " of them with iterations on the moving rods");
+  CHECK(compared >= 16);
+  CHECK(compared_partial >= 3);
+}
