@@ -123,11 +123,11 @@ struct SolverSettings {
   /// bitwise identical for every value (each parallel loop is over independent rods or rows).
   int threads = 1;
   ContactSettings contact;      ///< used only when the model has colliders
-  /// Converged solver with rod contact: a Newton iteration after a step's first solves only
-  /// the rods whose last correction is above the tolerance and the rods contact ties to them
-  /// (the others held where they are); a step is converged only on an iteration over all
-  /// rods (docs/contact.md, "Newton iterations on the rods still moving"). Not a scene key:
-  /// for comparisons (`bristle bench --all-rods`) and tests.
+  /// Converged solver with rod contact: a Newton iteration after a step's first two solves
+  /// only the rods whose last correction is above the tolerance or that sit in a collider, and
+  /// the rods contact ties to them (the others held where they are); a step is converged only
+  /// on an iteration over all rods (docs/contact.md, "Newton iterations on the rods still
+  /// moving"). Not a scene key: for comparisons (`bristle bench --all-rods`) and tests.
   bool active_rods = true;
 
   bool converged() const { return newton_iterations <= 0; }
@@ -442,9 +442,10 @@ class ImplicitEuler {
   /// itself when nothing ties it).
   std::vector<int> coupled_rod_roots() const;
   /// Marks in active_rods_ the rods the iteration solves: those whose last correction is above
-  /// the tolerance, with every rod the coupling ties to them. False (all rods) where that is
-  /// not worth it or not allowed: the attempt's first iteration, a step without rod contact,
-  /// or when every rod is below the tolerance (the iteration that may find the step converged).
+  /// the tolerance or that sit deeper than the contact solver's penetration tolerance in a
+  /// collider, with every rod the coupling ties to them. False (all rods) where that is not
+  /// worth it or not allowed: the attempt's first two iterations, its last allowed one, a step without rod contact, more than half the free DOFs,
+  /// or when every rod is within the tolerance (the iteration that may find the step converged).
   bool select_active_rods(StepContext& ctx);
   /// CG on m x = b from the guess, the rods the coupling ties factored together in its
   /// preconditioner; where it does not reach cg_tolerance, the solution is taken inexactly with
