@@ -15,6 +15,33 @@
 
 using namespace bristle;
 
+namespace {
+
+/// One step taken from the same state both ways: Newton's later iterations on the moving rods
+/// (`active`) and on all rods (`all`). Where both converged in the same substeps, both are
+/// backward Euler steps to the tolerance, and their ends differ by about that much at most.
+struct StepComparison {
+  int compared = 0, compared_partial = 0;
+  double worst = 0.0;  // largest difference over the rod length
+
+  /// True where the two steps were compared.
+  bool add(const StepReport& active, const StepReport& all, const VecX& x_active, const VecX& x_all, double length,
+           double tolerance) {
+    REQUIRE_MESSAGE(active.ok, active.failure);
+    REQUIRE_MESSAGE(all.ok, all.failure);
+    CHECK(all.partial_iterations == 0);
+    if (!(active.converged && all.converged && active.substeps == all.substeps)) return false;
+    const double difference = (x_active - x_all).lpNorm<Eigen::Infinity>();
+    worst = std::max(worst, difference / length);
+    CHECK(difference <= 4.0 * tolerance * length);
+    ++compared;
+    compared_partial += active.partial_iterations > 0;
+    return true;
+  }
+};
+
+}  // namespace
+
 TEST_CASE("active rods: a tilted brush's touchdown steps end where the steps over every rod end") {
   // A tilted 6 x 6 brush of 20-segment bristles through the benchmark's stroke (about 3 s in
   // Release): from the same state, each step is taken twice, once with Newton's
@@ -39,8 +66,8 @@ TEST_CASE("active rods: a tilted brush's touchdown steps end where the steps ove
   const double length = model.rods.front().rest_length();
   const double tolerance = scene.solver.tolerance;
   const int steps = static_cast<int>(std::lround(1.2 / settings.dt));
-  int compared = 0, compared_partial = 0, partial_iterations = 0;
-  double worst = 0.0;
+  StepComparison comparison;
+  int partial_iterations = 0;
   for (int s = 0; s < steps; ++s) {
     handles.prepare_step(model, state, settings.dt);
     State with_active = state, with_all = state;
@@ -48,26 +75,17 @@ TEST_CASE("active rods: a tilted brush's touchdown steps end where the steps ove
     const StepReport active = active_solver.step(with_active, settings.dt);
     const StepReport all = all_solver.step(with_all, settings.dt);
     CAPTURE(s);
-    REQUIRE_MESSAGE(active.ok, active.failure);
-    REQUIRE_MESSAGE(all.ok, all.failure);
+    comparison.add(active, all, with_active.positions, with_all.positions, length, tolerance);
     CHECK(active.rod_crossings == 0);
-    CHECK(all.partial_iterations == 0);
     partial_iterations += active.partial_iterations;
-    if (active.converged && all.converged && active.substeps == all.substeps) {
-      const double difference = (with_active.positions - with_all.positions).lpNorm<Eigen::Infinity>();
-      worst = std::max(worst, difference / length);
-      CHECK(difference <= 4.0 * tolerance * length);
-      ++compared;
-      compared_partial += active.partial_iterations > 0;
-    }
     state = with_all;
     state.time = (s + 1) * settings.dt;
   }
-  MESSAGE("largest difference " << worst << " of a bristle's length over " << compared << " steps, "
-                                << compared_partial << " of them with " << partial_iterations
+  MESSAGE("largest difference " << comparison.worst << " of a bristle's length over " << comparison.compared
+                                << " steps, " << comparison.compared_partial << " of them with " << partial_iterations
                                 << " iterations on the moving bristles");
-  CHECK(compared >= steps / 2);
-  CHECK(compared_partial >= 1);
+  CHECK(comparison.compared >= steps / 2);
+  CHECK(comparison.compared_partial >= 1);
   CHECK(partial_iterations >= 50);  // or the brush no longer exercises the active rods
 }
 
@@ -108,26 +126,17 @@ TEST_CASE("active rods: rods thrown onto held rods beside hanging rods end each 
   SolverSettings all_rods;
   all_rods.active_rods = false;
   const double dt = 1.0 / 24.0, length = 0.1, tolerance = active_rods.tolerance;
-  int compared = 0, compared_partial = 0, active_total = 0, all_total = 0;
-  double worst = 0.0;
+  StepComparison comparison;
+  int active_total = 0, all_total = 0;
   for (int s = 0; s < 24; ++s) {
     State with_active = state, with_all = state;
     ImplicitEuler active_solver(model, active_rods), all_solver(model, all_rods);
     const StepReport active = active_solver.step(with_active, dt);
     const StepReport all = all_solver.step(with_all, dt);
     CAPTURE(s);
-    REQUIRE_MESSAGE(active.ok, active.failure);
-    REQUIRE_MESSAGE(all.ok, all.failure);
-    CHECK(all.partial_iterations == 0);
-    if (active.converged && all.converged && active.substeps == all.substeps) {
-      const double difference = (with_active.positions - with_all.positions).lpNorm<Eigen::Infinity>();
-      worst = std::max(worst, difference / length);
-      CHECK(difference <= 4.0 * tolerance * length);
-      ++compared;
-      compared_partial += active.partial_iterations > 0;
-      // The first step (one rod landing, the others in the air or hanging) costs no more.
-      if (s == 0) CHECK(active.newton_iterations <= all.newton_iterations);
-    }
+    // The first step (one rod landing, the others in the air or hanging) costs no more.
+    if (comparison.add(active, all, with_active.positions, with_all.positions, length, tolerance) && s == 0)
+      CHECK(active.newton_iterations <= all.newton_iterations);
     active_total += active.newton_iterations;
     all_total += all.newton_iterations;
     state = with_all;
@@ -137,8 +146,9 @@ TEST_CASE("active rods: rods thrown onto held rods beside hanging rods end each 
   // consistent and go on (a landing step: 24 iterations against 13).
   MESSAGE("Newton iterations " << active_total << " against " << all_total << " over every rod");
   CHECK(active_total <= 1.5 * all_total);
-  MESSAGE("largest difference " << worst << " of a rod's length over " << compared << " steps, " << compared_partial
+  MESSAGE("largest difference " << comparison.worst << " of a rod's length over " << comparison.compared << " steps, "
+                                << comparison.compared_partial
                                 << " of them with iterations on the moving rods");
-  CHECK(compared >= 16);
-  CHECK(compared_partial >= 3);
+  CHECK(comparison.compared >= 16);
+  CHECK(comparison.compared_partial >= 3);
 }
