@@ -3,6 +3,7 @@
 // onto rods at a large step.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -792,6 +793,78 @@ TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no
   REQUIRE(contact.overlapping() == 0);
   CHECK(left_out_candidates > 100);
   CHECK(listed > 100);
+}
+
+TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those a fresh broad phase finds") {
+  // After find_pairs over a path (CCD's search), a call at one instant on that path (Newton's
+  // next iterate, each rod some fraction of the way) takes its candidates from the path's
+  // list instead of the broad phase (RodContact::collect). It must give the pairs, order and
+  // overlap count of a search without that list: checked against a fresh RodContact, with
+  // rods that start overlapping, rods held still, and points off the path, which must not
+  // reuse the list.
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  std::mt19937 rng(33);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_real_distribution<double> fraction(0.0, 1.0);
+  std::vector<Rod> rods;
+  const int side = 4;
+  const double spacing = reach + 3.0 * gap_hat, tilt = 0.7;
+  for (int a = 0; a < side; ++a)
+    for (int b = 0; b < side; ++b) {
+      // The first rod starts inside its neighbour (a pair overlapping at every path's start).
+      const double inside = a == 0 && b == 0 ? 0.5 * spacing : 0.0;
+      const Vec3 base((a * spacing + inside + 2.0 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 2.0 * gap_hat * u(rng), 0.0);
+      rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
+    }
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+  model.rod_contact.enabled = true;
+  model.rod_contact.self = false;
+  const DofLayout& layout = model.layout;
+  const VecX from = initial_state(model).positions;
+  RodContact contact(model, model.dof_masses());
+  auto listed = [](const std::vector<RodContactPair>& pairs) {
+    std::vector<std::array<int, 2>> segments;
+    for (const RodContactPair& pair : pairs) segments.push_back({pair.segment_a, pair.segment_b});
+    return segments;
+  };
+  int compared = 0, nonempty = 0;
+  for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      CAPTURE(motion / gap_hat);
+      CAPTURE(trial);
+      VecX to = from;
+      for (int i = 0; i < to.size(); ++i) to[i] += motion * u(rng);
+      contact.find_pairs(from, to);
+      // Each rod some fraction of its way: none, all, or between; the last point overshoots.
+      for (const bool off_path : {false, true}) {
+        VecX x = from;
+        for (int r = 0; r < layout.rod_count(); ++r) {
+          const double s = off_path ? 1.5 : (r % 3 == 0 ? 0.0 : r % 3 == 1 ? 1.0 : fraction(rng));
+          const auto [begin, end] = layout.rod_dof_range(r);
+          for (int dof = begin; dof < end; ++dof) x[dof] = from[dof] + s * (to[dof] - from[dof]);
+        }
+        const int reuses = contact.path_list_reuses();
+        const auto reused = listed(contact.find_pairs(x, x));
+        const int reused_overlapping = contact.overlapping();
+        CHECK(contact.path_list_reuses() == reuses + (off_path ? 0 : 1));
+        RodContact fresh(model, model.dof_masses());
+        const auto expected = listed(fresh.find_pairs(x, x));
+        CHECK(fresh.path_list_reuses() == 0);
+        CHECK(reused == expected);
+        CHECK(reused_overlapping == fresh.overlapping());
+        CHECK(reused_overlapping > 0);
+        ++compared;
+        if (!expected.empty()) ++nonempty;
+        // The list kept is still the path's: find_pairs(x, x) kept none of its own.
+        contact.find_pairs(from, to);
+      }
+    }
+  }
+  CHECK(compared == 24);
+  CHECK(nonempty >= 12);
 }
 
 TEST_CASE("rod contact: a Newton step that opens a pair's gap does not raise its force estimate") {

@@ -96,6 +96,9 @@ class RodContact {
   /// The rod a segment belongs to (RodContactPair::segment_a, segment_b).
   int segment_rod(int segment) const { return segments_[segment].rod; }
   int overlapping() const { return overlapping_; }
+  /// How many calls at one instant took their candidates from the last path's list
+  /// (collect's keep_path) rather than the broad phase: for tests.
+  int path_list_reuses() const { return path_list_reuses_; }
 
   /// The pairs near each other on the straight path from x_from to x_to as constraint rows
   /// linearised at x_from, in find_pairs' order, with the scene's friction between rods: the
@@ -202,8 +205,18 @@ class RodContact {
   /// x_from are kept; the others are counted in `overlapping`.
   /// With `only_near_path`, pairs that cannot come within 2 g^ on the path, nor close a fifth of
   /// their gap, are left out too: the solver's list (find_pairs, energy).
+  /// With `keep_path` (find_pairs), the path is kept for within_last_path. A call at one
+  /// instant (x_from and x_to the same vector) on the last kept path takes its candidates from
+  /// that path's list instead of the broad phase: the same pairs.
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
-               double overlap_floor = 1.0, bool only_near_path = false) const;
+               double overlap_floor = 1.0, bool only_near_path = false, bool keep_path = false) const;
+  /// The box of segment `segment` swept from x_from to x_to, grown by its radius and g^.
+  AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment) const;
+  /// The broad phase's candidate pairs over the swept boxes (left in boxes_), sorted.
+  const std::vector<std::pair<int, int>>& broad_phase(const VecX& x_from, const VecX& x_to) const;
+  /// Whether every segment at x lies on the last kept path as collect's list of it needs:
+  /// inside its swept box, each vertex within its segment's travel of the path's start.
+  bool within_last_path(const VecX& x) const;
   /// Stats of `pairs` at x; `overlapping` is carried over, plus, with `overlap_fraction` >= 0,
   /// the pairs overlapping by more than that fraction of their smaller radius.
   RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping,
@@ -239,6 +252,18 @@ class RodContact {
   mutable std::vector<double> candidate_distances_;
   mutable std::vector<double> segment_travel_;
   mutable std::vector<std::vector<RodContactPair>> block_pairs_;  // collect's pairs, per block of candidates
+  mutable std::vector<AxisBox> boxes_;  // the broad phase's last swept boxes
+  // The last kept path (collect's keep_path): its start, swept boxes, each segment's travel,
+  // and its candidates that were not shown clear of it (overlapping at the start, or listed),
+  // sorted.
+  mutable bool last_path_valid_ = false;
+  mutable int path_list_reuses_ = 0;
+  mutable VecX last_path_from_;
+  mutable std::vector<AxisBox> last_path_boxes_;
+  mutable std::vector<double> last_path_travel_;
+  mutable std::vector<std::pair<int, int>> last_path_kept_;
+  mutable std::vector<std::vector<std::pair<int, int>>> block_kept_;
+  mutable std::vector<std::pair<int, int>> on_path_candidates_;
 };
 
 }  // namespace bristle
