@@ -471,6 +471,15 @@ void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum,
   auto merge = [&](int col, int* rows, double* values) {
     int i = a_outer[col], j = b_outer[col], count = 0;
     const int i_end = a_outer[col + 1], j_end = b_outer[col + 1];
+    // Most columns have no entry of b (the coupling touches the few DOFs in contact): a's
+    // column, each value plus zero as below (the same bits: -0 becomes +0).
+    if (j == j_end) {
+      if (rows != nullptr) {
+        std::copy(a_inner + i, a_inner + i_end, rows);
+        for (int k = i; k < i_end; ++k) values[k - i] = a_values[k] + 0.0;
+      }
+      return i_end - i;
+    }
     while (i < i_end || j < j_end) {
       const int row_a = i < i_end ? a_inner[i] : n, row_b = j < j_end ? b_inner[j] : n;
       if (rows != nullptr) {
