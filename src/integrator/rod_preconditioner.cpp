@@ -567,10 +567,13 @@ void RodBlockPreconditioner::finish_factorization(const double* values) {
     if (block_active(b) && factors_[b].size > 0 && !factors_[b].factored) ++failed_blocks_;
   // Jacobi for every DOF outside a factored block: those outside every block (known from the
   // analysis) and those of blocks whose factorisation failed (rare). Usually none.
+  // Blocks held out of the solve (set_active_blocks) are neither factored nor applied.
   jacobi_dofs_ = outside_blocks_;
-  for (const Block& block : factors_)
-    if (!block.factored)
+  for (int b = 0; b < static_cast<int>(factors_.size()); ++b) {
+    const Block& block = factors_[b];
+    if (block_active(b) && !block.factored)
       for (int i = block.begin; i < block.begin + block.size; ++i) jacobi_dofs_.push_back(i);
+  }
   jacobi_inverse_.assign(jacobi_dofs_.size(), 1.0);
   for (std::size_t j = 0; j < jacobi_dofs_.size(); ++j) {
     const int index = diagonal_index_[jacobi_dofs_[j]];
