@@ -489,12 +489,21 @@ void RodBlockPreconditioner::factorize_compressed(int n, const int* outer, const
 
 void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int* inner, const double* values) {
   // With the pattern the groups were built on, only their values are copied and factored
-  // again (the symbolic analysis, AMD ordering included, is kept); otherwise all is built anew.
+  // again (the symbolic analysis, AMD ordering included, is kept); otherwise all is built anew,
+  // except what a group just like one of the last ones can take from it. The contact solver's
+  // passes each filter the system into new arrays, and each Newton iteration sets the groups
+  // again: mostly the same rows with the same pattern, and in a partial iteration's later
+  // passes the same values (the tilted 1000-bristle brush: 564 rebuilds and 3000 numeric
+  // factorisations were 7% of its step).
   const bool same_pattern = !groups_.empty() && group_outer_ == outer && group_inner_ == inner && group_n_ == n &&
                             group_nonzeros_ == outer[n];
   const int group_count = static_cast<int>(group_blocks_.size());
   failed_groups_ = 0;
   if (!same_pattern) {
+    std::vector<Group> old = std::move(groups_);
+    old.insert(old.end(), std::make_move_iterator(retired_groups_.begin()),
+               std::make_move_iterator(retired_groups_.end()));
+    retired_groups_.clear();
     groups_.clear();
     groups_.resize(group_count);
     group_outer_ = outer;
@@ -504,6 +513,7 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
     // Each group's lower triangle in its own numbering (its rows in increasing order, so each
     // column's rows stay sorted), with where each value comes from in the matrix.
     std::vector<int> local(n, -1);
+    std::vector<int> lower_outer, lower_inner;
     for (int g = 0; g < group_count; ++g) {
       Group& group = groups_[g];
       for (int b : group_blocks_[g])
@@ -511,34 +521,60 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
       std::sort(group.index.begin(), group.index.end());
       const int size = static_cast<int>(group.index.size());
       for (int k = 0; k < size; ++k) local[group.index[k]] = k;
-      group.lower.resize(size, size);
-      Eigen::VectorXi per_column(size);
-      for (int k = 0; k < size; ++k) {
-        const int column = group.index[k];
-        int count = 0;
-        for (int e = outer[column]; e < outer[column + 1]; ++e) count += inner[e] >= column && local[inner[e]] >= 0;
-        per_column[k] = count;
-      }
-      group.lower.reserve(per_column);
+      lower_outer.assign(1, 0);
+      lower_inner.clear();
       for (int k = 0; k < size; ++k) {
         const int column = group.index[k];
         for (int e = outer[column]; e < outer[column + 1]; ++e)
           if (inner[e] >= column && local[inner[e]] >= 0) {
-            group.lower.insert(local[inner[e]], k) = values[e];
+            lower_inner.push_back(local[inner[e]]);
             group.source.push_back(e);
           }
+        lower_outer.push_back(static_cast<int>(lower_inner.size()));
       }
-      group.lower.makeCompressed();
       for (int k = 0; k < size; ++k) local[group.index[k]] = -1;
+      // One of the last groups with these rows and this pattern: its matrix, analysis and
+      // factor carry over (factored again below unless its values are the same too).
+      auto same_rows = [&](const Group& previous) {
+        return previous.factor && previous.index == group.index && previous.lower.isCompressed() &&
+               previous.lower.nonZeros() == static_cast<Eigen::Index>(lower_inner.size()) &&
+               std::equal(lower_outer.begin(), lower_outer.end(), previous.lower.outerIndexPtr()) &&
+               std::equal(lower_inner.begin(), lower_inner.end(), previous.lower.innerIndexPtr());
+      };
+      const auto found = std::find_if(old.begin(), old.end(), same_rows);
+      if (found != old.end()) {
+        group.lower = std::move(found->lower);
+        group.factor = std::move(found->factor);
+        group.check_rhs = std::move(found->check_rhs);
+        group.check_solution = std::move(found->check_solution);
+        group.factored = found->factored;
+        group.values_factored = found->values_factored;
+        continue;
+      }
+      group.lower.resize(size, size);
+      group.lower.resizeNonZeros(static_cast<Eigen::Index>(lower_inner.size()));
+      std::copy(lower_outer.begin(), lower_outer.end(), group.lower.outerIndexPtr());
+      std::copy(lower_inner.begin(), lower_inner.end(), group.lower.innerIndexPtr());
+      for (std::size_t q = 0; q < group.source.size(); ++q) group.lower.valuePtr()[q] = values[group.source[q]];
       group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>>();
       group.factor->analyzePattern(group.lower);
+      group.values_factored = false;
+      ++group_analyses_;
     }
   }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && group_count > 1)
   for (int g = 0; g < group_count; ++g) {
     Group& group = groups_[g];
     double* target = group.lower.valuePtr();
+    // The values its factor was made from: the same factor, and the same test of it.
+    bool same_values = group.values_factored;
+    for (std::size_t q = 0; q < group.source.size() && same_values; ++q)
+      same_values = std::memcmp(&target[q], &values[group.source[q]], sizeof(double)) == 0;
+    if (same_values) continue;
+#pragma omp atomic
+    ++group_factorizations_;
     for (std::size_t q = 0; q < group.source.size(); ++q) target[q] = values[group.source[q]];
+    group.values_factored = true;
     group.factor->factorize(group.lower);
     // SimplicialLDLT fails only on an exactly zero pivot: a group whose matrix is not positive
     // definite (a negative pivot) is refused too, as CG needs an SPD preconditioner.

@@ -52,17 +52,21 @@ class RodBlockPreconditioner {
   void set_groups(std::vector<std::vector<int>> groups) {
     if (groups == group_blocks_) return;
     group_blocks_ = std::move(groups);
-    groups_.clear();
+    retire_groups();
     failed_groups_ = 0;
   }
   void clear_groups() {
     group_blocks_.clear();
-    groups_.clear();
+    retire_groups();
     failed_groups_ = 0;
   }
   int group_count() const { return static_cast<int>(group_blocks_.size()); }
   /// Groups whose factorisation failed at the last factorize() (their blocks then act alone).
   int failed_groups() const { return failed_groups_; }
+  /// Symbolic analyses and numeric factorisations of groups so far (for tests: what was
+  /// reused).
+  long group_analyses() const { return group_analyses_; }
+  long group_factorizations() const { return group_factorizations_; }
 
   /// Restricts factorize() and the application to the blocks marked in `active` (one entry
   /// per block): the caller's vectors are zero on the other blocks' rows, which the
@@ -248,7 +252,16 @@ class RodBlockPreconditioner {
     std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>> factor;
     VecX check_rhs, check_solution;  // the factor's test solve (factorize_groups)
     bool factored = false;
+    bool values_factored = false;  // lower's values are those factor was last factored from
   };
+  /// The live groups become the retired ones, which the next rebuild of the groups may reuse
+  /// (factorize_groups): a group with the same rows and pattern keeps its symbolic analysis,
+  /// and with the same values its factor too.
+  void retire_groups() {
+    if (groups_.empty()) return;
+    retired_groups_ = std::move(groups_);
+    groups_.clear();
+  }
   bool factorize_block(int b, const double* values);
   void factorize_groups(int n, const int* outer, const int* inner, const double* values);
   void analyze_compressed(int n, const int* outer, const int* inner);
@@ -261,8 +274,10 @@ class RodBlockPreconditioner {
   std::vector<char> active_blocks_;  // empty: all
   std::vector<std::vector<int>> group_blocks_;
   std::vector<Group> groups_;
+  std::vector<Group> retired_groups_;  // the last groups before set_groups or clear_groups
   mutable std::vector<VecX> group_rhs_;  // apply_in_place's copies of the groups' right-hand sides
   int failed_groups_ = 0;
+  long group_analyses_ = 0, group_factorizations_ = 0;
   const int* group_outer_ = nullptr;  // the pattern the groups were built on
   const int* group_inner_ = nullptr;
   int group_n_ = -1, group_nonzeros_ = -1;
