@@ -377,6 +377,7 @@ void SystemAssembler::clear_coupling() {
 
 void SystemAssembler::assemble_coupling(const VecX& x, const LocalRequest& request, double matrix_scale,
                                         const VecX* w, bool want_product) {
+  ++coupling_version_;
   has_coupling_ = has_coupling();
   const int n = model_.layout.free_dof_count();
   if (!has_coupling_) {

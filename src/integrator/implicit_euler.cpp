@@ -504,11 +504,18 @@ bool ImplicitEuler::assemble(StepContext& ctx) {
 std::vector<int> ImplicitEuler::coupled_rod_roots() const {
   // Rods joined by the coupling matrix's entries (contact and friction between rods, or
   // between far parts of one rod), by union-find: each root is its group's smallest rod.
+  // Computed once per assembly of the coupling.
+  const std::uint64_t version = assembler_.coupling_version();
+  if (roots_cache_.valid && roots_cache_.version == version && roots_cache_.coupled == coupled_)
+    return roots_cache_.value;
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
   std::vector<int> parent(rod_count);
   for (int r = 0; r < rod_count; ++r) parent[r] = r;
-  if (!coupled_) return parent;
+  if (!coupled_) {
+    roots_cache_ = {version, coupled_, true, parent};
+    return parent;
+  }
   std::vector<int> rod_of_free(layout.free_dof_count(), -1);
   for (int r = 0; r < rod_count; ++r) {
     const auto [begin, end] = layout.rod_free_range(r);
@@ -525,13 +532,17 @@ std::vector<int> ImplicitEuler::coupled_rod_roots() const {
       if (a != b) parent[std::max(a, b)] = std::min(a, b);
     }
   for (int r = 0; r < rod_count; ++r) parent[r] = root(r);
+  roots_cache_ = {version, coupled_, true, parent};
   return parent;
 }
 
 std::vector<std::vector<int>> ImplicitEuler::coupled_rod_groups() const {
   // The groups of coupled_rod_roots with more than one rod, or one rod tied to itself (far
   // parts of one rod), each in increasing rod order, the groups by their first rod; rods
-  // without coupling entries are in none.
+  // without coupling entries are in none. Computed once per assembly of the coupling.
+  const std::uint64_t version = assembler_.coupling_version();
+  if (groups_cache_.valid && groups_cache_.version == version && groups_cache_.coupled == coupled_)
+    return groups_cache_.value;
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
   const std::vector<int> roots = coupled_rod_roots();
@@ -566,6 +577,7 @@ std::vector<std::vector<int>> ImplicitEuler::coupled_rod_groups() const {
     return free_dofs > kMaxGroupFreeDofs;
   };
   groups.erase(std::remove_if(groups.begin(), groups.end(), too_large), groups.end());
+  groups_cache_ = {version, coupled_, true, groups};
   return groups;
 }
 

@@ -23,6 +23,7 @@
 /// with no locks, each in the same order as serially. Energies are summed per rod and then
 /// over rods in rod order. The result is bitwise identical for every thread count.
 
+#include <cstdint>
 #include <cmath>
 #include <functional>
 #include <tuple>
@@ -158,6 +159,8 @@ class SystemAssembler {
   bool has_coupling() const;
   void clear_coupling();
   const SparseMatrix& coupling_matrix() const { return coupling_matrix_; }
+  /// Changes each time coupling_matrix() is assembled (for caches of what it ties together).
+  std::uint64_t coupling_version() const { return coupling_version_; }
   template <class Term>
   ElementTable<Term>& table() {
     return std::get<ElementTable<Term>>(terms_);
@@ -233,6 +236,7 @@ class SystemAssembler {
   VecX coupling_gradient_, coupling_kw_;
   std::vector<Eigen::Triplet<double>> coupling_triplets_;
   SparseMatrix coupling_matrix_;
+  std::uint64_t coupling_version_ = 0;
   // Point loads by rod: rod r's are loads_by_rod_[rod_loads_[r], rod_loads_[r + 1]).
   std::vector<int> rod_loads_, loads_by_rod_;
   SparseMatrix matrix_;

@@ -495,6 +495,20 @@ class ImplicitEuler {
   // (`coupled_`, recorded there: elements added or cleared since do not count until the next).
   SparseMatrix coupled_system_;
   bool coupled_ = false;
+  // coupled_rod_roots' and coupled_rod_groups' results for one assembly of the coupling
+  // (SystemAssembler::coupling_version): the contact solver asks for the groups at each pass.
+  struct CouplingCache {
+    std::uint64_t version = 0;
+    bool coupled = false, valid = false;
+    std::vector<int> value;
+  };
+  mutable CouplingCache roots_cache_;
+  struct GroupsCache {
+    std::uint64_t version = 0;
+    bool coupled = false, valid = false;
+    std::vector<std::vector<int>> value;
+  };
+  mutable GroupsCache groups_cache_;
   SparseMatrix& system_matrix() { return coupled_ ? coupled_system_ : assembler_.matrix(); }
   VecX mass_;          // per DOF
   std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)
