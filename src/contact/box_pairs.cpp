@@ -228,28 +228,7 @@ const std::vector<std::pair<int, int>>& BoxPairList::pairs(const std::vector<Axi
                                                            const std::function<bool(int, int)>& skip, int threads,
                                                            const Vec3& shift) {
   threads = std::max(threads, 1);
-  const int n = static_cast<int>(boxes.size());
-  bool inside = listed_valid_ && static_cast<int>(grown_.size()) == n;
-  if (inside) {
-    int outside = 0;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096) reduction(+ : outside)
-    for (int i = 0; i < n; ++i) {
-      const Vec3 lo = boxes[i].lo - shift, hi = boxes[i].hi - shift;
-      if (!((grown_[i].lo.array() <= lo.array()).all() && (hi.array() <= grown_[i].hi.array()).all())) ++outside;
-    }
-    inside = outside == 0;
-  }
-  if (!inside) {
-    grown_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      const Vec3 grow = Vec3::Constant(std::max(margin(i), 0.0));
-      grown_[i].lo = (boxes[i].lo - shift) - grow;
-      grown_[i].hi = (boxes[i].hi - shift) + grow;
-    }
-    listed_ = overlapping_box_pairs(grown_, skip, threads);
-    listed_valid_ = true;
-    ++rebuilds_;
-  }
+  keep_list_valid(boxes, margin, skip, threads, shift);
   // Blocks of the list filtered on threads and joined in block order: the same list for any
   // thread count.
   constexpr int kBlock = 4096;
@@ -278,6 +257,77 @@ const std::vector<std::pair<int, int>>& BoxPairList::pairs(const std::vector<Axi
   found_.clear();
   for (int b = 0; b < blocks; ++b) found_.insert(found_.end(), block_found_[b].begin(), block_found_[b].end());
   return found_;
+}
+
+const std::vector<std::pair<int, int>>& BoxPairList::pairs_touching(const std::vector<AxisBox>& boxes,
+                                                                    const std::vector<char>& moving,
+                                                                    const std::function<double(int)>& margin,
+                                                                    const std::function<bool(int, int)>& skip,
+                                                                    int threads, const Vec3& shift) {
+  threads = std::max(threads, 1);
+  keep_list_valid(boxes, margin, skip, threads, shift);
+  const int n = static_cast<int>(boxes.size());
+  if (!box_pairs_valid_) {
+    box_pairs_start_.assign(n + 1, 0);
+    for (const auto& [i, j] : listed_) {
+      ++box_pairs_start_[i + 1];
+      ++box_pairs_start_[j + 1];
+    }
+    for (int i = 0; i < n; ++i) box_pairs_start_[i + 1] += box_pairs_start_[i];
+    box_pairs_.resize(2 * listed_.size());
+    std::vector<int> next(box_pairs_start_.begin(), box_pairs_start_.end() - 1);
+    for (int k = 0; k < static_cast<int>(listed_.size()); ++k) {
+      box_pairs_[next[listed_[k].first]++] = k;
+      box_pairs_[next[listed_[k].second]++] = k;
+    }
+    box_pairs_valid_ = true;
+  }
+  // Each listed pair of a marked box, once (a pair of two marked boxes from its first), in the
+  // list's order (sorted): the positions gathered, sorted, and read.
+  std::vector<int> positions;
+  for (int i = 0; i < n; ++i) {
+    if (!moving[i]) continue;
+    for (int p = box_pairs_start_[i]; p < box_pairs_start_[i + 1]; ++p) {
+      const auto [a, b] = listed_[box_pairs_[p]];
+      const int other = a == i ? b : a;
+      if (moving[other] && other < i) continue;
+      positions.push_back(box_pairs_[p]);
+    }
+  }
+  std::sort(positions.begin(), positions.end());
+  found_.clear();
+  for (const int k : positions) {
+    const auto [i, j] = listed_[k];
+    if (boxes_overlap(boxes[i], boxes[j])) found_.push_back(listed_[k]);
+  }
+  return found_;
+}
+
+void BoxPairList::keep_list_valid(const std::vector<AxisBox>& boxes, const std::function<double(int)>& margin,
+                                  const std::function<bool(int, int)>& skip, int threads, const Vec3& shift) {
+  const int n = static_cast<int>(boxes.size());
+  bool inside = listed_valid_ && static_cast<int>(grown_.size()) == n;
+  if (inside) {
+    int outside = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096) reduction(+ : outside)
+    for (int i = 0; i < n; ++i) {
+      const Vec3 lo = boxes[i].lo - shift, hi = boxes[i].hi - shift;
+      if (!((grown_[i].lo.array() <= lo.array()).all() && (hi.array() <= grown_[i].hi.array()).all())) ++outside;
+    }
+    inside = outside == 0;
+  }
+  if (!inside) {
+    grown_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const Vec3 grow = Vec3::Constant(std::max(margin(i), 0.0));
+      grown_[i].lo = (boxes[i].lo - shift) - grow;
+      grown_[i].hi = (boxes[i].hi - shift) + grow;
+    }
+    listed_ = overlapping_box_pairs(grown_, skip, threads);
+    listed_valid_ = true;
+    box_pairs_valid_ = false;
+    ++rebuilds_;
+  }
 }
 
 }  // namespace bristle

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #ifdef _OPENMP
@@ -105,7 +106,8 @@ AxisBox RodContact::swept_box(const VecX& x_from, const VecX& x_to, int segment)
   return box;
 }
 
-const std::vector<std::pair<int, int>>& RodContact::broad_phase(const VecX& x_from, const VecX& x_to) const {
+const std::vector<std::pair<int, int>>& RodContact::broad_phase(const VecX& x_from, const VecX& x_to,
+                                                                const std::vector<char>* moving) const {
   // Swept boxes in the world's frame: limit_step_by_ccd moves groups of rods by different
   // fractions of the path, so a pair is left out only if its boxes over the whole path are
   // apart (a frame moving with the mean displacement would leave out rods that move together,
@@ -154,9 +156,10 @@ const std::vector<std::pair<int, int>>& RodContact::broad_phase(const VecX& x_fr
   // On the 15 x 15 tilted brush one call in ten was a rebuild with a margin of a radius (a
   // third of a radius: one in five, three radii: one in twenty, with three times the listed
   // pairs to filter; all about as fast).
-  return list.pairs(
-      boxes_, [&](int k) { return segments_[k].radius; },
-      [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_, anchor);
+  const auto margin = [&](int k) { return segments_[k].radius; };
+  const auto skip = [&](int i, int j) { return excluded(segments_[i], segments_[j]); };
+  if (moving != nullptr) return list.pairs_touching(boxes_, *moving, margin, skip, threads_, anchor);
+  return list.pairs(boxes_, margin, skip, threads_, anchor);
 }
 
 bool RodContact::within_last_path(const VecX& x) const {
@@ -188,25 +191,8 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   overlapping = 0;
   if (!enabled_) return;
   const int segment_count = static_cast<int>(segments_.size());
-  // The pairs at one instant x lying on the path of the last list kept (keep_path): the pairs
-  // near that path, and those that overlapped at its start, are all the candidates there can
-  // be (within_last_path). Newton's iterate after a line search lies on the path CCD searched,
-  // and so does the step's end: their lists are that path's, checked afresh at x, without a
-  // broad phase (the tilted 1000-bristle brush: a sixth of its step). The same pairs, in the
-  // same order, as the broad phase's candidates give.
-  const bool on_last_path = only_near_path && overlap_floor == 1.0 && &x_from == &x_to && within_last_path(x_from);
-  const std::vector<std::pair<int, int>>* candidate_list = nullptr;
-  if (on_last_path) {
-    ++path_list_reuses_;
-    on_path_candidates_.clear();
-    for (const auto& [i, j] : last_path_kept_)
-      if (boxes_overlap(swept_box(x_from, x_from, i), swept_box(x_from, x_from, j))) on_path_candidates_.emplace_back(i, j);
-    candidate_list = &on_path_candidates_;
-  } else {
-    candidate_list = &broad_phase(x_from, x_to);
-  }
-  const std::vector<std::pair<int, int>>& candidates = *candidate_list;
-  const int count = static_cast<int>(candidates.size());
+  const bool standard = only_near_path && overlap_floor == 1.0;  // the solver's list (find_pairs, energy)
+  const bool instant = &x_from == &x_to;
   if (only_near_path) {
     // How far each segment's ends go on the path: no point of the segment goes further.
     segment_travel_.resize(segments_.size());
@@ -217,6 +203,46 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
                                     (point(x_to, s.dof1) - point(x_from, s.dof1)).norm());
     }
   }
+  // The pairs at one instant x lying on the path of the last list kept (keep_path): the pairs
+  // near that path, and those that overlapped at its start, are all the candidates there can
+  // be (within_last_path). Newton's iterate after a line search lies on the path CCD searched,
+  // and so does the step's end: their lists are that path's, checked afresh at x, without a
+  // broad phase (the tilted 1000-bristle brush: a sixth of its step). The same pairs, in the
+  // same order, as the broad phase's candidates give.
+  const bool on_last_path = standard && instant && within_last_path(x_from);
+  // A path from the last instant listed (instant_x_) on which few segments move (a Newton
+  // iteration over the rods still moving, the others held): the pairs of two still segments
+  // are that instant's (their swept boxes are their boxes there, their travel zero, and the
+  // force estimates that decide the far ones unchanged since: forces_version_), and only the
+  // pairs of a moving segment need the broad phase, through its own listed pairs
+  // (BoxPairList::pairs_touching). The same pairs, in the same order, as the whole broad phase.
+  bool from_instant = false;
+  if (standard && !instant && keep_path && instant_valid_ && instant_forces_version_ == forces_version_ &&
+      instant_x_.size() == x_from.size() &&
+      std::memcmp(instant_x_.data(), x_from.data(), sizeof(double) * static_cast<std::size_t>(x_from.size())) == 0) {
+    segment_moving_.assign(segments_.size(), 0);
+    int moving = 0;
+    for (int k = 0; k < segment_count; ++k) {
+      segment_moving_[k] = segment_travel_[k] > 0.0 ? 1 : 0;
+      moving += segment_moving_[k];
+    }
+    from_instant = moving * kInstantMovingShare <= segment_count;
+  }
+  const std::vector<std::pair<int, int>>* candidate_list = nullptr;
+  if (on_last_path) {
+    ++path_list_reuses_;
+    on_path_candidates_.clear();
+    for (const auto& [i, j] : last_path_kept_)
+      if (boxes_overlap(swept_box(x_from, x_from, i), swept_box(x_from, x_from, j))) on_path_candidates_.emplace_back(i, j);
+    candidate_list = &on_path_candidates_;
+  } else if (from_instant) {
+    ++instant_list_reuses_;
+    candidate_list = &broad_phase(x_from, x_to, &segment_moving_);
+  } else {
+    candidate_list = &broad_phase(x_from, x_to);
+  }
+  const std::vector<std::pair<int, int>>& candidates = *candidate_list;
+  const int count = static_cast<int>(candidates.size());
   // Each candidate's distance at x_from, or a lower bound on it where the bound already
   // decides what the loop below does with the pair (not overlapping, and, on a path, clear of
   // it): the loop's decisions are those of the exact distances. Most candidates of a tilted
@@ -242,14 +268,22 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   constexpr int kBlock = 2048;
   const int blocks = (count + kBlock - 1) / kBlock;
   if (static_cast<int>(block_pairs_.size()) < blocks) block_pairs_.resize(blocks);
-  const bool keeping = keep_path && only_near_path && overlap_floor == 1.0 && !on_last_path;
-  if (keeping && static_cast<int>(block_kept_.size()) < blocks) block_kept_.resize(blocks);
+  // Which candidates were not shown clear (listed, or overlapping: kept_overlapping_), kept for
+  // the path's certificate (within_last_path) and for the paths from this instant.
+  const bool keeping = standard && (keep_path || instant);
+  if (keeping && static_cast<int>(block_kept_.size()) < blocks) {
+    block_kept_.resize(blocks);
+    block_kept_overlapping_.resize(blocks);
+  }
   int overlapping_sum = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && blocks > 1) reduction(+ : overlapping_sum)
   for (int block = 0; block < blocks; ++block) {
     std::vector<RodContactPair>& out = block_pairs_[block];
     out.clear();
-    if (keeping) block_kept_[block].clear();
+    if (keeping) {
+      block_kept_[block].clear();
+      block_kept_overlapping_[block].clear();
+    }
     int block_overlapping = 0;
     for (int c = block * kBlock; c < std::min(count, (block + 1) * kBlock); ++c) {
       const auto [i, j] = candidates[c];
@@ -259,7 +293,10 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
       const double distance = candidate_distances_[c];
       if (!(distance > overlap_floor * reach)) {
         ++block_overlapping;
-        if (keeping) block_kept_[block].push_back(candidates[c]);
+        if (keeping) {
+          block_kept_[block].push_back(candidates[c]);
+          block_kept_overlapping_[block].push_back(1);
+        }
         continue;
       }
       if (only_near_path) {
@@ -282,38 +319,87 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
         const double gap_hat = kContactGapFraction * reach;
         if (stays_clear_on_path(gap, travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) continue;
       }
-      if (keeping) block_kept_[block].push_back(candidates[c]);
-      RodContactPair pair;
-      pair.dofs = {a.dof0, a.dof1, b.dof0, b.dof1};
-      pair.segment_a = i;
-      pair.segment_b = j;
-      pair.constants.reach = reach;
-      pair.constants.gap_hat = kContactGapFraction * reach;
-      // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
-      // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
-      pair.constants.stiffness = rod_contact_weight_stiffness(0.25 * (a.mass + b.mass), gravity_, reach);
-      if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
-        pair.constants.force = found->second.force;
-        pair.constants.stiffness = std::max(pair.constants.stiffness,
-                                            found->second.step_force / (kHalfGapSlope * pair.constants.gap_hat));
+      if (keeping) {
+        block_kept_[block].push_back(candidates[c]);
+        block_kept_overlapping_[block].push_back(0);
       }
-      out.push_back(pair);
+      out.push_back(make_pair(i, j));
     }
     overlapping_sum += block_overlapping;
   }
   overlapping = overlapping_sum;
   for (int block = 0; block < blocks; ++block) pairs.insert(pairs.end(), block_pairs_[block].begin(), block_pairs_[block].end());
-  if (keeping) {
+  if (!keeping) return;
+  kept_.clear();
+  kept_overlapping_.clear();
+  for (int block = 0; block < blocks; ++block) {
+    kept_.insert(kept_.end(), block_kept_[block].begin(), block_kept_[block].end());
+    kept_overlapping_.insert(kept_overlapping_.end(), block_kept_overlapping_[block].begin(),
+                             block_kept_overlapping_[block].end());
+  }
+  if (from_instant) {
+    // The pairs of two still segments from the instant's list, merged into the moving ones' in
+    // the order of the segments (the broad phase's).
+    merged_pairs_.clear();
+    merged_kept_.clear();
+    std::size_t next_pair = 0, next_kept = 0;
+    auto take_moving_before = [&](const std::pair<int, int>& key) {
+      while (next_kept < kept_.size() && kept_[next_kept] < key) {
+        if (!kept_overlapping_[next_kept]) merged_pairs_.push_back(pairs[next_pair++]);
+        merged_kept_.push_back(kept_[next_kept++]);
+      }
+    };
+    for (std::size_t k = 0; k < instant_kept_.size(); ++k) {
+      const auto [i, j] = instant_kept_[k];
+      if (segment_moving_[i] || segment_moving_[j]) continue;
+      take_moving_before(instant_kept_[k]);
+      merged_kept_.push_back(instant_kept_[k]);
+      if (instant_kept_overlapping_[k])
+        ++overlapping;
+      else
+        merged_pairs_.push_back(make_pair(i, j));
+    }
+    take_moving_before({segment_count, segment_count});
+    pairs.swap(merged_pairs_);
+    kept_.swap(merged_kept_);
+  }
+  if (instant) {
+    instant_kept_ = kept_;
+    instant_kept_overlapping_ = kept_overlapping_;
+    instant_x_ = x_from;
+    instant_forces_version_ = forces_version_;
+    instant_valid_ = true;
+  }
+  if (keep_path && !on_last_path) {
     // The path's certificate for within_last_path: its start, swept boxes and travels, and
     // every candidate not shown clear of it.
-    last_path_kept_.clear();
-    for (int block = 0; block < blocks; ++block)
-      last_path_kept_.insert(last_path_kept_.end(), block_kept_[block].begin(), block_kept_[block].end());
+    last_path_kept_ = kept_;
     last_path_from_ = x_from;
     last_path_boxes_ = boxes_;
     last_path_travel_ = segment_travel_;
     last_path_valid_ = true;
   }
+}
+
+RodContactPair RodContact::make_pair(int i, int j) const {
+  const Segment& a = segments_[i];
+  const Segment& b = segments_[j];
+  const double reach = a.radius + b.radius;
+  RodContactPair pair;
+  pair.dofs = {a.dof0, a.dof1, b.dof0, b.dof1};
+  pair.segment_a = i;
+  pair.segment_b = j;
+  pair.constants.reach = reach;
+  pair.constants.gap_hat = kContactGapFraction * reach;
+  // kappa: the barrier's force kappa |b'(g)| is the weight of the pair's mean vertex at
+  // g = g^ / 2 (|b'(g^ / 2)| = (1/2 + ln 2) g^), and grows as g^2 / g closer in.
+  pair.constants.stiffness = rod_contact_weight_stiffness(0.25 * (a.mass + b.mass), gravity_, reach);
+  if (const auto found = forces_.find(pair_key(i, j)); found != forces_.end()) {
+    pair.constants.force = found->second.force;
+    pair.constants.stiffness =
+        std::max(pair.constants.stiffness, found->second.step_force / (kHalfGapSlope * pair.constants.gap_hat));
+  }
+  return pair;
 }
 
 namespace {
@@ -549,6 +635,7 @@ bool RodContact::begin_step() {
 
 void RodContact::abandon_step() {
   forces_ = saved_forces_;
+  ++forces_version_;
   // What the failed attempt raised was undone here; a change since the last commit stays one.
   stiffness_changed_ = saved_stiffness_changed_ || stiffness_changed_;
 }
@@ -598,6 +685,7 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
     // lambda: the vertical 5 x 5 brush of bench --brush reached kappa = 1e32 within one step
     // and CG failed (docs/contact.md, "The coupled rods factored together").
     const double upper = dg >= 0.0 ? lambda : 1000.0 * std::max(lambda, phi);
+    if (forces_.find(key) == forces_.end()) ++forces_version_;
     PairForce& entry = forces_[key];
     entry.force = std::clamp(newton, std::min(0.01 * lambda, upper), upper);
     // Within the step, a pair pressed by more than twice the force its stiffness balances
@@ -628,6 +716,7 @@ void RodContact::prune_forces(const VecX& x) {
     if (distance - pair.constants.reach < pair.constants.gap_hat) kept.insert(*found);
   }
   forces_.swap(kept);
+  ++forces_version_;
 }
 
 }  // namespace bristle

@@ -867,6 +867,81 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
   CHECK(nonempty >= 12);
 }
 
+TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs from the last instant listed") {
+  // A Newton iteration over the rods still moving searches the path from the iterate, listed
+  // at that instant by the assembly, to the full step, on which the held rods do not move: the
+  // pairs of two still segments are the instant's, and only the moving segments' go through
+  // the broad phase (RodContact::collect, BoxPairList::pairs_touching). It must give the pairs,
+  // order and overlap count of a whole broad phase: checked against a fresh RodContact, with a
+  // pair overlapping, one rod moving or a quarter of them, and a path from another instant or
+  // with most rods moving, which must not take the instant's list.
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  std::mt19937 rng(35);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<Rod> rods;
+  const int side = 4;
+  const double spacing = reach + 3.0 * gap_hat, tilt = 0.7;
+  for (int a = 0; a < side; ++a)
+    for (int b = 0; b < side; ++b) {
+      const double inside = a == 0 && b == 0 ? 0.5 * spacing : 0.0;
+      const Vec3 base((a * spacing + inside + 2.0 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 2.0 * gap_hat * u(rng), 0.0);
+      rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
+    }
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+  model.rod_contact.enabled = true;
+  model.rod_contact.self = false;
+  const DofLayout& layout = model.layout;
+  const VecX start = initial_state(model).positions;
+  RodContact contact(model, model.dof_masses());
+  auto listed = [](const std::vector<RodContactPair>& pairs) {
+    std::vector<std::array<int, 2>> segments;
+    for (const RodContactPair& pair : pairs) segments.push_back({pair.segment_a, pair.segment_b});
+    return segments;
+  };
+  int compared = 0, nonempty = 0;
+  for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
+    for (const int moving_rods : {1, 4, 12}) {
+      CAPTURE(motion / gap_hat);
+      CAPTURE(moving_rods);
+      // The instant: the start moved a little, listed as the assembly lists it.
+      VecX x = start;
+      for (int i = 0; i < x.size(); ++i) x[i] += 0.5 * gap_hat * u(rng);
+      contact.find_pairs(x, x);
+      VecX to = x;
+      for (int r = 0; r < moving_rods; ++r) {
+        const int rod = (5 * r + 3) % layout.rod_count();
+        const auto [begin, end] = layout.rod_dof_range(rod);
+        for (int dof = begin; dof < end; ++dof) to[dof] += motion * u(rng);
+      }
+      for (const bool from_instant : {true, false}) {
+        // From a copy of the instant with one coordinate changed: not that instant.
+        VecX from = x;
+        if (!from_instant) from[0] += 1e-3 * gap_hat;
+        const int reuses = contact.instant_list_reuses();
+        const auto path = listed(contact.find_pairs(from, to));
+        const int path_overlapping = contact.overlapping();
+        // At most a quarter of the 16 x 7 segments moving: 4 rods of 16.
+        CHECK(contact.instant_list_reuses() == reuses + (from_instant && moving_rods <= 4 ? 1 : 0));
+        RodContact fresh(model, model.dof_masses());
+        const auto expected = listed(fresh.find_pairs(from, to));
+        CHECK(fresh.instant_list_reuses() == 0);
+        CHECK(path == expected);
+        CHECK(path_overlapping == fresh.overlapping());
+        CHECK(path_overlapping > 0);
+        ++compared;
+        if (!expected.empty()) ++nonempty;
+        // Listed at that instant again for the next comparison.
+        contact.find_pairs(x, x);
+      }
+    }
+  }
+  CHECK(compared == 18);
+  CHECK(nonempty == 18);
+}
+
 TEST_CASE("rod contact: a Newton step that opens a pair's gap does not raise its force estimate") {
   // Two rods crossing at right angles, one segment of each within g^ of the other. The
   // estimate's update is Newton's on lambda g = g phi(g) (RodContact::update_forces). With

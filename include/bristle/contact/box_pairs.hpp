@@ -62,6 +62,15 @@ class BoxPairList {
                                                 const std::function<double(int)>& margin,
                                                 const std::function<bool(int, int)>& skip, int threads,
                                                 const Vec3& shift = Vec3::Zero());
+  /// pairs()' result restricted to the pairs with at least one box marked in `moving` (one
+  /// entry per box), sorted: the same pairs pairs() would return among those, found through
+  /// the list's pairs of each marked box only. Where few boxes move, the rest of the list is
+  /// not read.
+  const std::vector<std::pair<int, int>>& pairs_touching(const std::vector<AxisBox>& boxes,
+                                                         const std::vector<char>& moving,
+                                                         const std::function<double(int)>& margin,
+                                                         const std::function<bool(int, int)>& skip, int threads,
+                                                         const Vec3& shift = Vec3::Zero());
   /// Rebuild on the next call (the boxes changed in number or by a jump).
   void forget() { listed_valid_ = false; }
   int rebuilds() const { return rebuilds_; }
@@ -69,6 +78,13 @@ class BoxPairList {
  private:
   std::vector<AxisBox> grown_;
   std::vector<std::pair<int, int>> listed_;
+  // For each box, the positions in listed_ of its pairs (built when first needed after a
+  // rebuild): box i's are box_pairs_[box_pairs_start_[i] .. box_pairs_start_[i + 1]).
+  std::vector<int> box_pairs_start_, box_pairs_;
+  bool box_pairs_valid_ = false;
+  /// Whether every box lies in its grown box; rebuilds the list otherwise.
+  void keep_list_valid(const std::vector<AxisBox>& boxes, const std::function<double(int)>& margin,
+                       const std::function<bool(int, int)>& skip, int threads, const Vec3& shift);
   std::vector<std::pair<int, int>> found_;
   std::vector<std::vector<std::pair<int, int>>> block_found_;
   bool listed_valid_ = false;

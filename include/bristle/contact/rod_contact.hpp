@@ -43,6 +43,9 @@ constexpr double kContactGapFraction = 0.01;
 /// |b'(g^ / 2)| / g^ = 1/2 + ln 2: a barrier of stiffness kappa carries kappa g^ times this at
 /// g^ / 2, where each pair's stiffness is sized to rest under the force it carries.
 constexpr double kBarrierHalfGapSlope = 1.1931471805599453;
+/// A path from the last instant listed takes that instant's pairs of still segments when at most
+/// one segment in this many moves (RodContact::collect); otherwise the whole broad phase runs.
+constexpr int kInstantMovingShare = 4;
 /// The barrier's force scale where gravity is weak or absent [m/s^2].
 constexpr double kBarrierMinimumAcceleration = 1.0;
 
@@ -99,6 +102,9 @@ class RodContact {
   /// How many calls at one instant took their candidates from the last path's list
   /// (collect's keep_path) rather than the broad phase: for tests.
   int path_list_reuses() const { return path_list_reuses_; }
+  /// How many paths took the pairs of their still segments from the last instant's list
+  /// (collect): for tests.
+  int instant_list_reuses() const { return instant_list_reuses_; }
 
   /// The pairs near each other on the straight path from x_from to x_to as constraint rows
   /// linearised at x_from, in find_pairs' order, with the scene's friction between rods: the
@@ -213,7 +219,11 @@ class RodContact {
   /// The box of segment `segment` swept from x_from to x_to, grown by its radius and g^.
   AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment) const;
   /// The broad phase's candidate pairs over the swept boxes (left in boxes_), sorted.
-  const std::vector<std::pair<int, int>>& broad_phase(const VecX& x_from, const VecX& x_to) const;
+  /// With `moving` (one entry per segment), only the candidates with a moving segment.
+  const std::vector<std::pair<int, int>>& broad_phase(const VecX& x_from, const VecX& x_to,
+                                                      const std::vector<char>* moving = nullptr) const;
+  /// The pair of segments i < j with its constants (its force estimate, if any).
+  RodContactPair make_pair(int i, int j) const;
   /// Whether every segment at x lies on the last kept path as collect's list of it needs:
   /// inside its swept box, each vertex within its segment's travel of the path's start.
   bool within_last_path(const VecX& x) const;
@@ -257,6 +267,21 @@ class RodContact {
   // and its candidates that were not shown clear of it (overlapping at the start, or listed),
   // sorted.
   mutable bool last_path_valid_ = false;
+  // The last instant listed (a call with x_from and x_to the same vector): its positions, the
+  // candidates not shown clear there (sorted) and which of them overlapped, and the force
+  // estimates' version then (forces_version_ counts changes in which pairs have one).
+  mutable bool instant_valid_ = false;
+  mutable VecX instant_x_;
+  mutable std::vector<std::pair<int, int>> instant_kept_;
+  mutable std::vector<char> instant_kept_overlapping_;
+  mutable std::uint64_t instant_forces_version_ = 0;
+  std::uint64_t forces_version_ = 0;
+  mutable int instant_list_reuses_ = 0;
+  mutable std::vector<char> segment_moving_;
+  mutable std::vector<std::pair<int, int>> kept_, merged_kept_;
+  mutable std::vector<char> kept_overlapping_;
+  mutable std::vector<RodContactPair> merged_pairs_;
+  mutable std::vector<std::vector<char>> block_kept_overlapping_;
   mutable int path_list_reuses_ = 0;
   mutable VecX last_path_from_;
   mutable std::vector<AxisBox> last_path_boxes_;
