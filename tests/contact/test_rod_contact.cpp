@@ -795,26 +795,21 @@ TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no
   CHECK(listed > 100);
 }
 
-TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those a fresh broad phase finds") {
-  // After find_pairs over a path (CCD's search), a call at one instant on that path (Newton's
-  // next iterate, each rod some fraction of the way) takes its candidates from the path's
-  // list instead of the broad phase (RodContact::collect). It must give the pairs, order and
-  // overlap count of a search without that list: checked against a fresh RodContact, with
-  // rods that start overlapping, rods held still, and points off the path, which must not
-  // reuse the list.
+namespace {
+// The pair-list tests' bundle: 4 x 4 parallel nylon rods of 8 segments (radius 0.1 mm), tilted
+// 0.7 rad so that neighbouring segments' boxes overlap, 3 g^ apart give or take 2 g^, the first
+// rod half inside its neighbour (pairs overlapping at every path's start); self-contact off.
+Model overlapping_bundle(std::mt19937& rng) {
   const double radius = 1e-4;
   const Material nylon = make_material(1140.0, radius, 3.0e9);
   const double reach = 2.0 * radius;
   const double gap_hat = kContactGapFraction * reach;
-  std::mt19937 rng(33);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::uniform_real_distribution<double> fraction(0.0, 1.0);
   std::vector<Rod> rods;
   const int side = 4;
   const double spacing = reach + 3.0 * gap_hat, tilt = 0.7;
   for (int a = 0; a < side; ++a)
     for (int b = 0; b < side; ++b) {
-      // The first rod starts inside its neighbour (a pair overlapping at every path's start).
       const double inside = a == 0 && b == 0 ? 0.5 * spacing : 0.0;
       const Vec3 base((a * spacing + inside + 2.0 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 2.0 * gap_hat * u(rng), 0.0);
       rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
@@ -822,14 +817,33 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
   Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
   model.rod_contact.enabled = true;
   model.rod_contact.self = false;
+  return model;
+}
+
+/// The segments of each pair, in the list's order.
+std::vector<std::array<int, 2>> listed_segments(const std::vector<RodContactPair>& pairs) {
+  std::vector<std::array<int, 2>> segments;
+  for (const RodContactPair& pair : pairs) segments.push_back({pair.segment_a, pair.segment_b});
+  return segments;
+}
+}  // namespace
+
+TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those a fresh broad phase finds") {
+  // After find_pairs over a path (CCD's search), a call at one instant on that path (Newton's
+  // next iterate, each rod some fraction of the way) takes its candidates from the path's
+  // list instead of the broad phase (RodContact::collect). It must give the pairs, order and
+  // overlap count of a search without that list: checked against a fresh RodContact, with
+  // rods that start overlapping, rods held still, and points off the path, which must not
+  // reuse the list.
+  const double gap_hat = kContactGapFraction * 2e-4;
+  std::mt19937 rng(33);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_real_distribution<double> fraction(0.0, 1.0);
+  const Model model = overlapping_bundle(rng);
   const DofLayout& layout = model.layout;
   const VecX from = initial_state(model).positions;
   RodContact contact(model, model.dof_masses());
-  auto listed = [](const std::vector<RodContactPair>& pairs) {
-    std::vector<std::array<int, 2>> segments;
-    for (const RodContactPair& pair : pairs) segments.push_back({pair.segment_a, pair.segment_b});
-    return segments;
-  };
+  const auto listed = listed_segments;
   int compared = 0, nonempty = 0;
   for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
     for (int trial = 0; trial < 4; ++trial) {
@@ -875,32 +889,14 @@ TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs 
   // order and overlap count of a whole broad phase: checked against a fresh RodContact, with a
   // pair overlapping, one rod moving or a quarter of them, and a path from another instant or
   // with most rods moving, which must not take the instant's list.
-  const double radius = 1e-4;
-  const Material nylon = make_material(1140.0, radius, 3.0e9);
-  const double reach = 2.0 * radius;
-  const double gap_hat = kContactGapFraction * reach;
+  const double gap_hat = kContactGapFraction * 2e-4;
   std::mt19937 rng(35);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<Rod> rods;
-  const int side = 4;
-  const double spacing = reach + 3.0 * gap_hat, tilt = 0.7;
-  for (int a = 0; a < side; ++a)
-    for (int b = 0; b < side; ++b) {
-      const double inside = a == 0 && b == 0 ? 0.5 * spacing : 0.0;
-      const Vec3 base((a * spacing + inside + 2.0 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 2.0 * gap_hat * u(rng), 0.0);
-      rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
-    }
-  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
-  model.rod_contact.enabled = true;
-  model.rod_contact.self = false;
+  const Model model = overlapping_bundle(rng);
   const DofLayout& layout = model.layout;
   const VecX start = initial_state(model).positions;
   RodContact contact(model, model.dof_masses());
-  auto listed = [](const std::vector<RodContactPair>& pairs) {
-    std::vector<std::array<int, 2>> segments;
-    for (const RodContactPair& pair : pairs) segments.push_back({pair.segment_a, pair.segment_b});
-    return segments;
-  };
+  const auto listed = listed_segments;
   int compared = 0, nonempty = 0;
   for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
     for (const int moving_rods : {1, 4, 12}) {
