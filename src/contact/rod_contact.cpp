@@ -342,10 +342,12 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     // the order of the segments (the broad phase's).
     merged_pairs_.clear();
     merged_kept_.clear();
+    merged_kept_overlapping_.clear();
     std::size_t next_pair = 0, next_kept = 0;
     auto take_moving_before = [&](const std::pair<int, int>& key) {
       while (next_kept < kept_.size() && kept_[next_kept] < key) {
         if (!kept_overlapping_[next_kept]) merged_pairs_.push_back(pairs[next_pair++]);
+        merged_kept_overlapping_.push_back(kept_overlapping_[next_kept]);
         merged_kept_.push_back(kept_[next_kept++]);
       }
     };
@@ -354,6 +356,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
       if (segment_moving_[i] || segment_moving_[j]) continue;
       take_moving_before(instant_kept_[k]);
       merged_kept_.push_back(instant_kept_[k]);
+      merged_kept_overlapping_.push_back(instant_kept_overlapping_[k]);
       if (instant_kept_overlapping_[k])
         ++overlapping;
       else
@@ -362,6 +365,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     take_moving_before({segment_count, segment_count});
     pairs.swap(merged_pairs_);
     kept_.swap(merged_kept_);
+    kept_overlapping_.swap(merged_kept_overlapping_);
   }
   if (instant) {
     instant_kept_ = kept_;

@@ -279,7 +279,7 @@ class RodContact {
   mutable int instant_list_reuses_ = 0;
   mutable std::vector<char> segment_moving_;
   mutable std::vector<std::pair<int, int>> kept_, merged_kept_;
-  mutable std::vector<char> kept_overlapping_;
+  mutable std::vector<char> kept_overlapping_, merged_kept_overlapping_;
   mutable std::vector<RodContactPair> merged_pairs_;
   mutable std::vector<std::vector<char>> block_kept_overlapping_;
   mutable int path_list_reuses_ = 0;
