@@ -556,15 +556,20 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
       std::copy(lower_outer.begin(), lower_outer.end(), group.lower.outerIndexPtr());
       std::copy(lower_inner.begin(), lower_inner.end(), group.lower.innerIndexPtr());
       for (std::size_t q = 0; q < group.source.size(); ++q) group.lower.valuePtr()[q] = values[group.source[q]];
-      group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>>();
-      group.factor->analyzePattern(group.lower);
       group.values_factored = false;
-      ++group_analyses_;
+      ++group_analyses_;  // analysed below, on threads: no factor yet
     }
   }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && group_count > 1)
   for (int g = 0; g < group_count; ++g) {
     Group& group = groups_[g];
+    if (!group.factor) {
+      // A new group's AMD ordering and symbolic analysis: each group's own, so on threads
+      // (serial, they were a twentieth of the two-thread brush's time with the other thread
+      // idle).
+      group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>>();
+      group.factor->analyzePattern(group.lower);
+    }
     double* target = group.lower.valuePtr();
     // The values its factor was made from: the same factor, and the same test of it.
     bool same_values = group.values_factored;
