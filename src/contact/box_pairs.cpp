@@ -223,39 +223,44 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
   return pairs;
 }
 
+void overlapping_listed_pairs(const std::vector<std::pair<int, int>>& listed, const std::vector<AxisBox>& boxes,
+                              std::vector<std::pair<int, int>>& found,
+                              std::vector<std::vector<std::pair<int, int>>>& block_found, int threads) {
+  // Blocks of the list filtered on threads and joined in block order: the same list for any
+  // thread count.
+  constexpr int kBlock = 4096;
+  const int count = static_cast<int>(listed.size());
+  const int blocks = (count + kBlock - 1) / kBlock;
+  if (static_cast<int>(block_found.size()) < blocks) block_found.resize(blocks);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<std::pair<int, int>>& out = block_found[b];
+    // Without branches: about a third of a pressed brush's listed pairs overlap, and which
+    // ones is no pattern a branch predictor learns.
+    const int first = b * kBlock, last = std::min(count, (b + 1) * kBlock);
+    out.resize(last - first);
+    int kept = 0;
+    for (int k = first; k < last; ++k) {
+      const auto [i, j] = listed[k];
+      const AxisBox& p = boxes[i];
+      const AxisBox& q = boxes[j];
+      out[kept] = listed[k];
+      kept += overlap_bits(p.lo.x(), p.lo.y(), p.lo.z(), p.hi.x(), p.hi.y(), p.hi.z(), q.lo.x(), q.lo.y(), q.lo.z(),
+                           q.hi.x(), q.hi.y(), q.hi.z());
+    }
+    out.resize(kept);
+  }
+  found.clear();
+  for (int b = 0; b < blocks; ++b) found.insert(found.end(), block_found[b].begin(), block_found[b].end());
+}
+
 const std::vector<std::pair<int, int>>& BoxPairList::pairs(const std::vector<AxisBox>& boxes,
                                                            const std::function<double(int)>& margin,
                                                            const std::function<bool(int, int)>& skip, int threads,
                                                            const Vec3& shift) {
   threads = std::max(threads, 1);
   keep_list_valid(boxes, margin, skip, threads, shift);
-  // Blocks of the list filtered on threads and joined in block order: the same list for any
-  // thread count.
-  constexpr int kBlock = 4096;
-  const int listed = static_cast<int>(listed_.size());
-  const int blocks = (listed + kBlock - 1) / kBlock;
-  block_found_.resize(std::max(blocks, 1));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
-  for (int b = 0; b < blocks; ++b) {
-    std::vector<std::pair<int, int>>& out = block_found_[b];
-    out.clear();
-    // Without branches: about a third of a pressed brush's listed pairs overlap, and which
-    // ones is no pattern a branch predictor learns.
-    const int first = b * kBlock, last = std::min(listed, (b + 1) * kBlock);
-    out.resize(last - first);
-    int kept = 0;
-    for (int k = first; k < last; ++k) {
-      const auto [i, j] = listed_[k];
-      const AxisBox& p = boxes[i];
-      const AxisBox& q = boxes[j];
-      out[kept] = listed_[k];
-      kept += overlap_bits(p.lo.x(), p.lo.y(), p.lo.z(), p.hi.x(), p.hi.y(), p.hi.z(), q.lo.x(), q.lo.y(), q.lo.z(),
-                           q.hi.x(), q.hi.y(), q.hi.z());
-    }
-    out.resize(kept);
-  }
-  found_.clear();
-  for (int b = 0; b < blocks; ++b) found_.insert(found_.end(), block_found_[b].begin(), block_found_[b].end());
+  overlapping_listed_pairs(listed_, boxes, found_, block_found_, threads);
   return found_;
 }
 

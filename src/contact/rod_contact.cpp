@@ -171,11 +171,12 @@ bool RodContact::within_last_path(const VecX& x) const {
       last_path_from_.size() != x.size())
     return false;
   const int segment_count = static_cast<int>(segments_.size());
+  boxes_.resize(segments_.size());  // the boxes at x, for collect's filter of the path's list
   int outside = 0;
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && segment_count > 4096) reduction(+ : outside)
   for (int k = 0; k < segment_count; ++k) {
     const Segment& s = segments_[k];
-    const AxisBox box = swept_box(x, x, k);
+    const AxisBox& box = boxes_[k] = swept_box(x, x, k);
     const AxisBox& path = last_path_boxes_[k];
     const bool inside = (path.lo.array() <= box.lo.array()).all() && (box.hi.array() <= path.hi.array()).all() &&
                         (point(x, s.dof0) - point(last_path_from_, s.dof0)).norm() <= last_path_travel_[k] &&
@@ -231,9 +232,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   const std::vector<std::pair<int, int>>* candidate_list = nullptr;
   if (on_last_path) {
     ++path_list_reuses_;
-    on_path_candidates_.clear();
-    for (const auto& [i, j] : last_path_kept_)
-      if (boxes_overlap(swept_box(x_from, x_from, i), swept_box(x_from, x_from, j))) on_path_candidates_.emplace_back(i, j);
+    overlapping_listed_pairs(last_path_kept_, boxes_, on_path_candidates_, on_path_blocks_, threads_);
     candidate_list = &on_path_candidates_;
   } else if (from_instant) {
     ++instant_list_reuses_;
@@ -379,8 +378,10 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     // every candidate not shown clear of it.
     last_path_kept_ = kept_;
     last_path_from_ = x_from;
-    last_path_boxes_ = boxes_;
-    last_path_travel_ = segment_travel_;
+    // The broad phase's boxes and the travels are scratch, each written in full before it is
+    // read again: taken, not copied.
+    last_path_boxes_.swap(boxes_);
+    last_path_travel_.swap(segment_travel_);
     last_path_valid_ = true;
   }
 }

@@ -38,6 +38,12 @@ std::vector<std::pair<int, int>> overlapping_box_pairs(const std::vector<AxisBox
                                                        const std::function<bool(int, int)>& skip = {},
                                                        int threads = 1);
 
+/// The pairs of `listed` whose boxes overlap, in the order listed, into `found`; blocks of the
+/// list on threads (`block_found` their scratch), joined in order: the same for any `threads`.
+void overlapping_listed_pairs(const std::vector<std::pair<int, int>>& listed, const std::vector<AxisBox>& boxes,
+                              std::vector<std::pair<int, int>>& found,
+                              std::vector<std::vector<std::pair<int, int>>>& block_found, int threads);
+
 /// overlapping_box_pairs over and over for boxes that move a little between calls (a Verlet
 /// list): the grid is built over boxes grown by a margin, and while every box lies within the
 /// grown box it was listed with, the pairs are those listed then whose boxes overlap now. Any

@@ -262,7 +262,7 @@ class RodContact {
   mutable std::vector<double> candidate_distances_;
   mutable std::vector<double> segment_travel_;
   mutable std::vector<std::vector<RodContactPair>> block_pairs_;  // collect's pairs, per block of candidates
-  mutable std::vector<AxisBox> boxes_;  // the broad phase's last swept boxes
+  mutable std::vector<AxisBox> boxes_;  // scratch: the broad phase's swept boxes, within_last_path's at x
   // The last kept path (collect's keep_path): its start, swept boxes, each segment's travel,
   // and its candidates that were not shown clear of it (overlapping at the start, or listed),
   // sorted.
@@ -289,6 +289,7 @@ class RodContact {
   mutable std::vector<std::pair<int, int>> last_path_kept_;
   mutable std::vector<std::vector<std::pair<int, int>>> block_kept_;
   mutable std::vector<std::pair<int, int>> on_path_candidates_;
+  mutable std::vector<std::vector<std::pair<int, int>>> on_path_blocks_;
 };
 
 }  // namespace bristle
