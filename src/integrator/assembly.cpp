@@ -404,8 +404,7 @@ void SystemAssembler::assemble_coupling(const VecX& x, const LocalRequest& reque
       table.template assemble_coupling<3>(x, request, model_.layout, target);
   });
   if (matrix_scale != 0.0) {
-    coupling_matrix_.resize(n, n);
-    coupling_matrix_.setFromTriplets(coupling_triplets_.begin(), coupling_triplets_.end());
+    sparse_from_triplets(n, n, coupling_triplets_, coupling_matrix_, coupling_order_);
   }
 }
 
@@ -459,6 +458,51 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   for (int r = 0; r < rods; ++r) assemble_one(r);
   kept_valid_ = kept_valid_ || request.keep_state;
   if (potential != nullptr) *potential = sum_rod_energies(x, time);
+}
+
+void sparse_from_triplets(int rows, int cols, const std::vector<Eigen::Triplet<double>>& triplets,
+                          SparseMatrix& matrix, std::vector<int>& order) {
+  const int count = static_cast<int>(triplets.size());
+  matrix.resize(rows, cols);
+  // The triplets by column, in the order listed (a counting sort), then each column's by row,
+  // stably (an insertion sort: a column holds a few contacts' entries): each entry's
+  // duplicates stay in the order listed, and are summed in it, as Eigen sums them.
+  std::vector<int> start(static_cast<std::size_t>(cols) + 1, 0);
+  for (const auto& t : triplets) ++start[t.col() + 1];
+  for (int c = 0; c < cols; ++c) start[c + 1] += start[c];
+  order.resize(count);
+  {
+    std::vector<int> next(start.begin(), start.end() - 1);
+    for (int k = 0; k < count; ++k) order[next[triplets[k].col()]++] = k;
+  }
+  int entries = 0;
+  int* outer = matrix.outerIndexPtr();
+  for (int c = 0; c < cols; ++c) {
+    outer[c] = entries;
+    for (int k = start[c] + 1; k < start[c + 1]; ++k) {
+      const int moved = order[k];
+      int p = k;
+      for (; p > start[c] && triplets[order[p - 1]].row() > triplets[moved].row(); --p) order[p] = order[p - 1];
+      order[p] = moved;
+    }
+    for (int k = start[c]; k < start[c + 1]; ++k)
+      if (k == start[c] || triplets[order[k]].row() != triplets[order[k - 1]].row()) ++entries;
+  }
+  outer[cols] = entries;
+  matrix.resizeNonZeros(entries);
+  int* inner = matrix.innerIndexPtr();
+  double* values = matrix.valuePtr();
+  int e = -1;
+  for (int c = 0; c < cols; ++c)
+    for (int k = start[c]; k < start[c + 1]; ++k) {
+      const auto& t = triplets[order[k]];
+      if (k == start[c] || t.row() != triplets[order[k - 1]].row()) {
+        inner[++e] = t.row();
+        values[e] = t.value();
+      } else {
+        values[e] = values[e] + t.value();
+      }
+    }
 }
 
 void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads) {

@@ -401,3 +401,36 @@ TEST_CASE("integrator assembly: add_sparse gives Eigen's sum bit for bit, on any
     CHECK(std::equal(expected.innerIndexPtr(), expected.innerIndexPtr() + expected.nonZeros(), sum.innerIndexPtr()));
   }
 }
+
+TEST_CASE("integrator assembly: sparse_from_triplets gives Eigen's setFromTriplets bit for bit") {
+  // Duplicates in number, of mixed magnitudes (1e16 + 1 - 1e16 depends on the order of the
+  // sum), negative zeros, empty columns and a last column with entries; a rectangular matrix.
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int rows = 300, cols = 2000;
+  std::uniform_int_distribution<int> row(0, rows - 1), col(0, cols - 1), small(0, 9);
+  std::vector<int> order;
+  SparseMatrix built;
+  for (const int count : {0, 1, 50, 4000, 30000}) {
+    CAPTURE(count);
+    std::vector<Eigen::Triplet<double>> t;
+    for (int k = 0; k < count; ++k) {
+      // Few distinct rows per column, so that most entries have duplicates.
+      const int c = k % 13 == 0 ? cols - 1 : col(rng);
+      if (c % 5 == 0) continue;
+      const int r = (c * 7 + small(rng)) % rows;
+      const double scale = k % 3 == 0 ? 1e16 : 1.0;
+      t.emplace_back(r, c, k % 11 == 0 ? -0.0 : scale * u(rng));
+    }
+    SparseMatrix expected(rows, cols);
+    expected.setFromTriplets(t.begin(), t.end());
+    sparse_from_triplets(rows, cols, t, built, order);
+    REQUIRE(built.isCompressed());
+    REQUIRE(built.rows() == rows);
+    REQUIRE(built.cols() == cols);
+    REQUIRE(built.nonZeros() == expected.nonZeros());
+    CHECK(std::equal(expected.outerIndexPtr(), expected.outerIndexPtr() + cols + 1, built.outerIndexPtr()));
+    CHECK(std::equal(expected.innerIndexPtr(), expected.innerIndexPtr() + expected.nonZeros(), built.innerIndexPtr()));
+    CHECK(std::memcmp(expected.valuePtr(), built.valuePtr(), sizeof(double) * expected.nonZeros()) == 0);
+  }
+}
