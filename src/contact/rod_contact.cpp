@@ -585,13 +585,21 @@ int RodContact::crossings(const VecX& x_from, const VecX& x_to) const {
       scale = std::max({scale, point(x_from, dof).cwiseAbs().maxCoeff(), point(x_to, dof).cwiseAbs().maxCoeff()});
   const double rounding = crossing_distance(0.0, 0.0, scale);
   std::vector<AxisBox> boxes(segments_.size());
+  Vec3 anchor = Vec3::Zero();
   for (std::size_t k = 0; k < segments_.size(); ++k) {
     const Segment& s = segments_[k];
     boxes[k] = crossing_box(point(x_from, s.dof0), point(x_from, s.dof1), point(x_to, s.dof0), point(x_to, s.dof1),
                             s.radius, rounding);
+    anchor += point(x_from, s.dof0);
   }
-  const auto candidates = overlapping_box_pairs(
-      boxes, [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_);
+  if (!segments_.empty()) anchor /= static_cast<double>(segments_.size());
+  if (!anchor.allFinite()) anchor.setZero();
+  // A kept list, in a frame moving with the segments' mean (BoxPairList): the pairs of a fresh
+  // broad phase, which each step's report ran on every box (a step's boxes are most of them
+  // near the last step's, relative to that mean).
+  const auto& candidates = crossing_list_.pairs(
+      boxes, [&](int k) { return segments_[k].radius; },
+      [&](int i, int j) { return excluded(segments_[i], segments_[j]); }, threads_, anchor);
   const int count = static_cast<int>(candidates.size());
   int crossed = 0;
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : crossed) num_threads(threads_) if (threads_ > 1 && count > 256)

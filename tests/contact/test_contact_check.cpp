@@ -345,9 +345,41 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
         }
         const std::size_t expected = ContactChecker(check_rods, self).crossings(from_lines, to_lines).size();
         CHECK(expected > 10);
+        // The same path moved as a whole, for the checker: a later step's boxes near this one's
+        // relative to the segments' mean, where RodContact reuses its kept list.
+        const Vec3 moved = dimension == 3 ? Vec3(0.003, -0.002, 0.001) : Vec3(0.003, -0.002, 0.0);
+        CentreLines from_moved = from_lines, to_moved = to_lines;
+        VecX from_shifted = from, to_shifted = to;
+        for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+          for (int i = 0; i <= 8; ++i) {
+            from_moved[r][i] += moved;
+            to_moved[r][i] += moved;
+            const int dof = model.layout.vertex_dof(r, i);
+            from_shifted.segment(dof, dimension) += moved.head(dimension);
+            to_shifted.segment(dof, dimension) += moved.head(dimension);
+          }
+        const std::size_t expected_moved = ContactChecker(check_rods, self).crossings(from_moved, to_moved).size();
+        // And a next step from `to` on, each rod carried its own way: other pairs.
+        CentreLines next_lines = to_lines;
+        VecX next = to;
+        for (int r = 0; r < static_cast<int>(model.rods.size()); ++r) {
+          const Vec3 carry = random_vector(0.01);
+          for (int i = 0; i <= 8; ++i) {
+            const Vec3 y = to_lines[r][i] + carry + random_vector(0.001 * i);
+            next_lines[r][i] = y;
+            next.segment(model.layout.vertex_dof(r, i), dimension) = y.head(dimension);
+          }
+        }
+        const std::size_t expected_next = ContactChecker(check_rods, self).crossings(to_lines, next_lines).size();
+        CHECK(expected_next > 0);
         for (const int threads : {1, 2}) {
           RodContact contact(model, model.dof_masses());
           contact.set_threads(threads);
+          CHECK(contact.crossings(from, to) == static_cast<int>(expected));
+          // Called again, as each step does: no motion, the path moved, and the first again.
+          CHECK(contact.crossings(from, from) == 0);
+          CHECK(contact.crossings(from_shifted, to_shifted) == static_cast<int>(expected_moved));
+          CHECK(contact.crossings(to, next) == static_cast<int>(expected_next));
           CHECK(contact.crossings(from, to) == static_cast<int>(expected));
         }
       }

@@ -259,6 +259,7 @@ class RodContact {
   // collect()'s broad phase, kept across calls (a cache: collect stays const to its callers).
   mutable BoxPairList candidate_list_;   // kept for short paths (RodContact::collect)
   mutable BoxPairList long_path_list_;   // and for paths longer than the radii
+  mutable BoxPairList crossing_list_;    // crossings()' over each step
   mutable std::vector<double> candidate_distances_;
   mutable std::vector<double> segment_travel_;
   mutable std::vector<std::vector<RodContactPair>> block_pairs_;  // collect's pairs, per block of candidates
