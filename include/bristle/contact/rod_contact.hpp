@@ -131,7 +131,8 @@ class RodContact {
   /// How many pairs of segments subject to contact have centre lines that meet on the straight
   /// motion from x_from to x_to without meeting at x_from: the crossings `bristle check-contact`
   /// finds between two frames (ContactChecker::crossings, the same test), here over one step.
-  /// Leaves pairs() as it is.
+  /// Leaves pairs() as it is. Not to be called on one RodContact from two threads at once: its
+  /// broad phase's kept list (crossing_list_) is updated.
   int crossings(const VecX& x_from, const VecX& x_to) const;
 
   /// The largest t in [0, 1] such that every pair stays apart from x_from to
@@ -218,7 +219,8 @@ class RodContact {
                double overlap_floor = 1.0, bool only_near_path = false, bool keep_path = false) const;
   /// The box of segment `segment` swept from x_from to x_to, grown by its radius and g^.
   AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment) const;
-  /// The broad phase's candidate pairs over the swept boxes (left in boxes_), sorted.
+  /// The broad phase's candidate pairs over the swept boxes (left in boxes_ until a kept path
+  /// takes them), sorted.
   /// With `moving` (one entry per segment), only the candidates with a moving segment.
   const std::vector<std::pair<int, int>>& broad_phase(const VecX& x_from, const VecX& x_to,
                                                       const std::vector<char>* moving = nullptr) const;
