@@ -859,8 +859,8 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     }
     if (!solved) return false;
     ++passes_solved;
-    // Every DOF each pass (the 1000-bristle brush: 63,000, a serial twentieth of its step on
-    // two threads before this loop was threaded; each entry its own, so the same for any count).
+    // Every DOF each pass (the 1000-bristle brush: 63,000 at each of 3407 passes, 1.3% of its
+    // run on two threads while serial; each entry its own, so the same for any count).
     const int dof_count = layout.dof_count();
     v_trial_.resize(dof_count);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && dof_count >= kParallelDofs)
