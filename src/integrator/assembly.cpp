@@ -194,6 +194,7 @@ void SystemAssembler::advance(const VecX& x) {
   // was committed since that pass; otherwise the frames are carried here.
   const bool kept = kept_valid_ && same_as_kept(x);
   kept_valid_ = false;
+  forget_unchanged_rods();  // the frames change
   last_advance_reused_ = kept;
   locals_valid_ = kept;  // the kept results are at these positions with these frames
   std::apply([&](auto&... table) { (table.template advance<3>(x, kept), ...); }, terms_);
@@ -220,6 +221,7 @@ SystemAssembler::ElementState SystemAssembler::element_state() const {
 void SystemAssembler::restore_element_state(const ElementState& saved) {
   kept_valid_ = false;  // kept from the frames being replaced
   locals_valid_ = false;
+  forget_unchanged_rods();
   std::apply(
       [&](const auto&... from) {
         std::apply(
@@ -233,6 +235,22 @@ void SystemAssembler::restore_element_state(const ElementState& saved) {
             terms_);
       },
       saved);
+}
+
+void SystemAssembler::set_reuse_unchanged_rods(bool on) {
+  reuse_enabled_ = on;
+  forget_unchanged_rods();
+}
+
+void SystemAssembler::forget_unchanged_rods() { reuse_valid_.assign(model_.rods.size(), 0); }
+
+bool SystemAssembler::rod_unchanged(int rod, const VecX& x, const VecX* matrix_diagonal) const {
+  if (!reuse_valid_[rod]) return false;
+  const auto [begin, end] = model_.layout.rod_dof_range(rod);
+  const std::size_t bytes = sizeof(double) * static_cast<std::size_t>(end - begin);
+  return std::memcmp(x.data() + begin, reuse_x_.data() + begin, bytes) == 0 &&
+         (matrix_diagonal == nullptr ||
+          std::memcmp(matrix_diagonal->data() + begin, reuse_diagonal_.data() + begin, bytes) == 0);
 }
 
 void SystemAssembler::set_threads(int threads) {
@@ -314,7 +332,8 @@ void SystemAssembler::rod_potentials(const VecX& x, double time, std::vector<dou
 
 template <int D>
 void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, const LocalRequest& request,
-                                   double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, double* band) {
+                                   double matrix_scale, VecX& gradient, const VecX* w, VecX* kw, double* band,
+                                   bool keep_for_reuse) {
   const bool want_matrix = matrix_scale != 0.0;
   const int band_width = rod_band_width_[rod];
   const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
@@ -329,6 +348,18 @@ void SystemAssembler::assemble_rod(int rod, const VecX& x, double time, const Lo
   target.w = w;
   target.kw = kw;
   for_each_term([&](const auto& table) { table.template assemble_rod<D>(rod, x, request, target); });
+  if (keep_for_reuse) {
+    const int count = dof_end - dof_begin;
+    reuse_x_.segment(dof_begin, count) = x.segment(dof_begin, count);
+    reuse_gradient_.segment(dof_begin, count) = gradient.segment(dof_begin, count);
+    for_each_term([&](const auto& table) { table.save_rod_energy(rod); });
+  }
+  add_coupling_and_loads<D>(rod, time, gradient, w, kw);
+}
+
+template <int D>
+void SystemAssembler::add_coupling_and_loads(int rod, double time, VecX& gradient, const VecX* w, VecX* kw) const {
+  const auto [dof_begin, dof_end] = model_.layout.rod_dof_range(rod);
   if (has_coupling_) {
     // The coupling elements' share of this rod's entries, summed before the rods (assemble()).
     gradient.segment(dof_begin, dof_end - dof_begin) += coupling_gradient_.segment(dof_begin, dof_end - dof_begin);
@@ -437,12 +468,44 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
   // Not filling is for a caller that takes every block in its callback.
   const bool fill = fill_matrix || !after_rod;
   if (want_matrix) matrix_filled_ = fill;
+  // Reuse of unchanged rods (set_reuse_unchanged_rods): a pass whose results are a function of
+  // each rod's DOFs and diagonal alone keeps them, and takes those of rods that did not change
+  // since the last such pass with the same settings. Any other pass that writes the matrix
+  // leaves blocks that pass did not keep: nothing kept holds after it.
+  const bool reusable = reuse_enabled_ && want_matrix && fill && !after_rod &&
+                        !(w != nullptr && stiffness_times_w != nullptr) && !request.replay_kept && !request.keep_state;
+  const bool reuse = reusable && reuse_projection_ == projection && reuse_scale_ == matrix_scale &&
+                     (reuse_energy_ || !request.energy) && reuse_with_diagonal_ == (matrix_diagonal != nullptr);
+  if (want_matrix && !reuse) forget_unchanged_rods();
+  if (reusable) {
+    if (!reuse) {
+      reuse_projection_ = projection;
+      reuse_scale_ = matrix_scale;
+      reuse_energy_ = request.energy;
+      reuse_with_diagonal_ = matrix_diagonal != nullptr;
+    }
+    reuse_x_.resize(x.size());
+    reuse_gradient_.resize(x.size());
+    if (matrix_diagonal != nullptr) reuse_diagonal_.resize(x.size());
+    reused_.assign(rods, 0);
+  }
   auto assemble_one = [&](int r) {
+    if (reuse && rod_unchanged(r, x, matrix_diagonal)) {
+      const auto [begin, end] = model_.layout.rod_dof_range(r);
+      gradient.segment(begin, end - begin) = reuse_gradient_.segment(begin, end - begin);
+      if (model_.dimension == 2)
+        add_coupling_and_loads<2>(r, time, gradient, nullptr, nullptr);
+      else
+        add_coupling_and_loads<3>(r, time, gradient, nullptr, nullptr);
+      for_each_term([&](const auto& table) { table.restore_rod_energy(r); });
+      reused_[r] = 1;
+      return;
+    }
     double* band = thread_bands_[omp_get_thread_num()].data();
     if (model_.dimension == 2)
-      assemble_rod<2>(r, x, time, request, matrix_scale, gradient, w, stiffness_times_w, band);
+      assemble_rod<2>(r, x, time, request, matrix_scale, gradient, w, stiffness_times_w, band, reusable);
     else
-      assemble_rod<3>(r, x, time, request, matrix_scale, gradient, w, stiffness_times_w, band);
+      assemble_rod<3>(r, x, time, request, matrix_scale, gradient, w, stiffness_times_w, band, reusable);
     BandView block;
     if (want_matrix) {
       add_diagonal(r, band, matrix_diagonal);
@@ -450,12 +513,22 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
       block = {band, rod_free_[r + 1] - rod_free_[r], rod_band_width_[r]};
     }
     if (after_rod) after_rod(r, block);
+    if (reusable) {
+      if (matrix_diagonal != nullptr) {
+        const auto [begin, end] = model_.layout.rod_dof_range(r);
+        reuse_diagonal_.segment(begin, end - begin) = matrix_diagonal->segment(begin, end - begin);
+      }
+      reuse_valid_[r] = 1;
+    }
   };
   // Rods in chunks handed out as threads finish (each rod computed by one thread, the same
   // arithmetic on any): on a shared machine a thread can be held up for a while, and a fixed
   // split would leave the other waiting at the end of the loop.
 #pragma omp parallel for schedule(dynamic, kRodChunk) num_threads(threads_) if (threads_ > 1)
   for (int r = 0; r < rods; ++r) assemble_one(r);
+  last_reused_rods_ = 0;
+  if (reuse)
+    for (const char r : reused_) last_reused_rods_ += r;
   kept_valid_ = kept_valid_ || request.keep_state;
   if (potential != nullptr) *potential = sum_rod_energies(x, time);
 }

@@ -133,6 +133,10 @@ ImplicitEuler::ImplicitEuler(const Model& model, SolverSettings settings)
   solver_.preconditioner().set_blocks(layout.rod_free_ranges());
   solver_.preconditioner().set_threads(settings_.threads);
   assembler_.set_threads(settings_.threads);
+  // A Newton iteration on a few rods (select_active_rods) moves only those: the others' own
+  // results are taken from their last assembly, bit for bit. The step changes the system
+  // matrix only where the contact solver filters it, and puts those values back.
+  assembler_.set_reuse_unchanged_rods(true);
   solver_.set_tolerance(settings_.cg_tolerance);
   solver_.set_max_iterations(settings_.cg_max_iterations);
   solver_.set_threads(settings_.threads);
@@ -2368,6 +2372,8 @@ void ImplicitEuler::finish_report(const State& state, StepContext& ctx) {
 StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
   StepContext& ctx = context_;
   start_ok_ = check_start(state, dt, ctx);
+  // Nothing is carried from one attempt to the next (a split step's halves, the next step).
+  assembler_.forget_unchanged_rods();
   if (!start_ok_) return ctx.report;
   solver_.preconditioner().reset_applications();
   // An attempt whose coupled solves went to the factored groups (solve_with_cg) hands that

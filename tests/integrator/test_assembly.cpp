@@ -437,3 +437,98 @@ TEST_CASE("integrator assembly: sparse_from_triplets gives Eigen's setFromTriple
            std::memcmp(expected.valuePtr(), built.valuePtr(), sizeof(double) * expected.nonZeros()) == 0));
   }
 }
+
+TEST_CASE("integrator assembly: a pass that reuses unchanged rods gives a fresh pass's bits") {
+  // SystemAssembler::set_reuse_unchanged_rods: rods whose DOFs and diagonal did not change
+  // since the last pass are taken from it (their gradient, energies and block of the matrix),
+  // the coupling elements and loads added anew. Checked against a fresh assembler, bit for bit:
+  // after one rod moves, after energy evaluations elsewhere overwrote the kept energies, with
+  // the loads' time changed, with a coupling element between the rods, and with each thing
+  // that must make a rod be assembled again (its diagonal, the scale, the frames).
+  for (int dimension : {2, 3}) {
+    CAPTURE(dimension);
+    std::mt19937 rng(41 + dimension);
+    std::vector<Rod> rods;
+    rods.push_back(rod_from_vertices(random_vertices(7, 0.1, 0.8, dimension, rng), dimension, {0, 1},
+                                     soft_material(), RestShape::Initial, "a"));
+    rods.push_back(rod_from_vertices(random_vertices(5, 0.1, 1.2, dimension, rng), dimension, {},
+                                     make_material(1200.0, 0.015, 3.0e5), RestShape::Initial, "b"));
+    rods.push_back(rod_from_vertices(random_vertices(6, 0.1, 0.9, dimension, rng), dimension, {},
+                                     soft_material(), RestShape::Initial, "c"));
+    if (dimension == 3) rods[0].twist = rods[2].twist = true;  // frames: advance() must forget
+    Model model = make_model(dimension, std::move(rods), Vec3(1.5, -9.81, 2.5));
+    PointLoad load;
+    load.rod = 1;
+    load.vertex = 3;
+    load.force = Vec3(0.3, -0.4, 0.7);
+    load.ramp = 2.0;
+    model.loads.push_back(load);
+    const DofLayout& layout = model.layout;
+    SystemAssembler kept(model);
+    kept.set_reuse_unchanged_rods(true);
+    // A spring between rods 1 and 2: their gradient entries change with either rod.
+    const auto add_spring = [&](SystemAssembler& assembler) {
+      assembler.table<StretchTerm>().add_coupling({layout.vertex_dof(1, 4), layout.vertex_dof(2, 0)}, {0.2, 30.0});
+    };
+    add_spring(kept);
+    VecX diagonal(layout.dof_count());
+    for (int i = 0; i < diagonal.size(); ++i) diagonal[i] = 10.0 + i;
+    VecX last_advanced;  // the positions `kept` last advanced its frames to, if any
+    const auto check_pass = [&](const VecX& x, double time, double scale, int reused) {
+      VecX g_kept, g_fresh;
+      EnergyBreakdown e_kept, e_fresh;
+      kept.assemble(x, time, HessianProjection::Projected, scale, g_kept, nullptr, nullptr, &e_kept, {}, &diagonal);
+      CHECK(kept.last_reused_rods() == reused);
+      SystemAssembler fresh(model);
+      add_spring(fresh);
+      if (last_advanced.size() > 0) fresh.advance(last_advanced);  // the same frames as `kept`
+      fresh.assemble(x, time, HessianProjection::Projected, scale, g_fresh, nullptr, nullptr, &e_fresh, {}, &diagonal);
+      REQUIRE(g_kept.size() == g_fresh.size());
+      CHECK(std::memcmp(g_kept.data(), g_fresh.data(), sizeof(double) * g_kept.size()) == 0);
+      const SparseMatrix& a = kept.matrix();
+      const SparseMatrix& b = fresh.matrix();
+      REQUIRE(a.nonZeros() == b.nonZeros());
+      CHECK(std::memcmp(a.valuePtr(), b.valuePtr(), sizeof(double) * a.nonZeros()) == 0);
+      CHECK(std::memcmp(kept.coupling_matrix().valuePtr(), fresh.coupling_matrix().valuePtr(),
+                        sizeof(double) * kept.coupling_matrix().nonZeros()) == 0);
+      for (double EnergyBreakdown::*part : {&EnergyBreakdown::stretch, &EnergyBreakdown::bend, &EnergyBreakdown::twist,
+                                            &EnergyBreakdown::gravity, &EnergyBreakdown::load})
+        CHECK(std::memcmp(&(e_kept.*part), &(e_fresh.*part), sizeof(double)) == 0);
+    };
+    VecX x = perturbed(initial_state(model).positions, 0.03, rng);
+    const auto move_rod = [&](int rod) {
+      const auto [begin, end] = layout.rod_dof_range(rod);
+      for (int dof = begin; dof < end; ++dof)
+        if (layout.free_index(dof) >= 0) x[dof] += 0.01 * std::sin(1.0 + dof);
+    };
+    check_pass(x, 0.5, 0.7, 0);  // nothing kept yet
+    check_pass(x, 0.5, 0.7, 3);  // nothing moved
+    move_rod(1);
+    check_pass(x, 0.5, 0.7, 2);
+    // Energies at other positions overwrite each rod's last energies; a pass at a new time
+    // changes rod 1's load.
+    kept.potential_energies(perturbed(x, 0.02, rng), 0.1);
+    check_pass(x, 1.5, 0.7, 3);
+    move_rod(2);
+    check_pass(x, 1.5, 0.7, 2);
+    // Rod 0's diagonal changes: it is assembled again.
+    const auto [begin0, end0] = layout.rod_dof_range(0);
+    diagonal[(begin0 + end0) / 2] += 1.0;
+    check_pass(x, 1.5, 0.7, 2);
+    check_pass(x, 1.5, 0.9, 0);  // another scale
+    check_pass(x, 1.5, 0.9, 3);
+    // A gradient-only pass keeps what is kept; a pass with K w forgets it.
+    VecX g;
+    kept.assemble(perturbed(x, 0.02, rng), 0.0, HessianProjection::Projected, 0.0, g);
+    check_pass(x, 1.5, 0.9, 3);
+    VecX w = VecX::Constant(x.size(), 0.5), kw;
+    kept.assemble(x, 1.5, HessianProjection::Projected, 0.9, g, &w, &kw, nullptr, {}, &diagonal);
+    check_pass(x, 1.5, 0.9, 0);
+    if (dimension == 3) {
+      // New frames: every rod is assembled again.
+      last_advanced = x;
+      kept.advance(x);
+      check_pass(x, 1.5, 0.9, 0);
+    }
+  }
+}

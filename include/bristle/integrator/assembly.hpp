@@ -128,6 +128,21 @@ class SystemAssembler {
                 EnergyBreakdown* potential = nullptr, const RodCallback& after_rod = {},
                 const VecX* matrix_diagonal = nullptr, bool fill_matrix = true);
 
+  /// Reuse of unchanged rods (off by default). With it on, a pass that forms the matrix, with
+  /// no K w, no callback and no kept results, takes a rod's own results (its elements' gradient,
+  /// energies and block of matrix()) from the last such pass instead of evaluating them again,
+  /// where nothing they depend on changed: the rod's DOFs, its entries of `matrix_diagonal`,
+  /// the projection and matrix_scale, with energies formed then if asked for now, and no
+  /// advance() or restore since. The same bits as evaluating them; the coupling elements and
+  /// point loads are added as always. The rod's values in matrix() are those of that pass, so
+  /// the caller must leave matrix() as assembled between passes (or put its values back bit for
+  /// bit). Newton's iterations on a few rods (ImplicitEuler's partial iterations) then assemble
+  /// those rods, not every rod. forget_unchanged_rods() drops what is kept.
+  void set_reuse_unchanged_rods(bool on);
+  void forget_unchanged_rods();
+  /// How many rods the last assemble() took from the last pass (for tests and profiles).
+  int last_reused_rods() const { return last_reused_rods_; }
+
   /// Threads used by assemble() and potential_energies() (1: serial). Results do not depend on it.
   void set_threads(int threads);
   int threads() const { return threads_; }
@@ -198,7 +213,12 @@ class SystemAssembler {
  private:
   template <int D>
   void assemble_rod(int rod, const VecX& x, double time, const LocalRequest& request, double matrix_scale,
-                    VecX& gradient, const VecX* w, VecX* kw, double* band);
+                    VecX& gradient, const VecX* w, VecX* kw, double* band, bool keep_for_reuse);
+  /// The coupling elements' and point loads' share of rod's gradient (and K w), added last.
+  template <int D>
+  void add_coupling_and_loads(int rod, double time, VecX& gradient, const VecX* w, VecX* kw) const;
+  /// Whether rod's own results kept by the last reusable pass hold at x and matrix_diagonal.
+  bool rod_unchanged(int rod, const VecX& x, const VecX* matrix_diagonal) const;
   /// Calls f(table) for every term's table, in assembly order.
   template <class F>
   void for_each_term(F&& f) const {
@@ -228,6 +248,17 @@ class SystemAssembler {
   long replayed_passes_ = 0;
   VecX kept_positions_;
   bool same_as_kept(const VecX& x) const;
+  // Reuse of unchanged rods (set_reuse_unchanged_rods): per rod, whether reuse_x_,
+  // reuse_gradient_ (gravity and the rod's elements, before coupling and loads) and
+  // reuse_diagonal_ hold its segment of the last reusable pass (whose block stays in matrix_
+  // and whose energies each table saved), with that pass's projection, scale and energy flag.
+  bool reuse_enabled_ = false;
+  std::vector<char> reuse_valid_, reused_;
+  VecX reuse_x_, reuse_gradient_, reuse_diagonal_;
+  HessianProjection reuse_projection_{};
+  double reuse_scale_ = 0.0;
+  bool reuse_energy_ = false, reuse_with_diagonal_ = false;
+  int last_reused_rods_ = 0;
   VecX gravity_force_;  // m_i g per DOF
   Terms terms_;
   // The coupling elements' sums of the last assemble().

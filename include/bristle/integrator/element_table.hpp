@@ -331,6 +331,7 @@ class ElementTable {
       rod_begin_.push_back(static_cast<int>(dofs_.size()));
     }
     rod_energy_.assign(rods, EnergyParts{});
+    saved_rod_energy_.assign(rods, EnergyParts{});
     if constexpr (HasKeptState<Term>::value) kept_ = constants_;
     if constexpr (HasKeptLocal<Term>::value) kept_local_.assign(dofs_.size(), KeptLocal{});
   }
@@ -484,6 +485,11 @@ class ElementTable {
   double last_rod_energy(int rod) const { return total(rod_energy_[rod]); }
   /// The same per breakdown entry.
   const EnergyParts& last_rod_energy_parts(int rod) const { return rod_energy_[rod]; }
+  /// Keeps rod r's last energy sums aside (save_rod_energy), to be made the last again
+  /// (restore_rod_energy) by a pass that reuses the rod's results instead of evaluating them
+  /// (SystemAssembler's unchanged rods) while other evaluations overwrote them in between.
+  void save_rod_energy(int rod) const { saved_rod_energy_[rod] = rod_energy_[rod]; }
+  void restore_rod_energy(int rod) const { rod_energy_[rod] = saved_rod_energy_[rod]; }
 
   // Coupling elements: slots on several rods (or any rod), given as first global DOFs in
   // increasing order; kept until clear_coupling().
@@ -587,6 +593,7 @@ class ElementTable {
   std::vector<unsigned char> contiguous_;  // per element: compute_bases' contiguous stencils
   // Per-rod energy sums of the last evaluation (mutable: energy evaluation is const).
   mutable std::vector<EnergyParts> rod_energy_;
+  mutable std::vector<EnergyParts> saved_rod_energy_;  // save_rod_energy's
   std::vector<Slots> coupling_dofs_;
   std::vector<Constants> coupling_constants_;
   mutable EnergyParts coupling_energy_{};
