@@ -187,14 +187,16 @@ VecX ConjugateGradient::solve_with_guess(const VecX& b, const VecX& guess) {
     partial_[c] = chunk_dot(r.data(), r.data(), begin, end);
   });
   const double r_start2 = ordered_sum(partial_, chunk_total);
-  const double b_norm2 = ordered_sum(b_parts, chunk_total);
+  const double own_b_norm2 = ordered_sum(b_parts, chunk_total);
   iterations_ = 0;
-  if (b_norm2 == 0.0) {
+  if (own_b_norm2 == 0.0) {
     x.setZero();
     error_ = 0.0;
     info_ = Eigen::Success;
     return x;
   }
+  // The test's |b|: the caller's whole right-hand side where it solves part of it here.
+  const double b_norm2 = reference_b_norm2_ > 0.0 ? reference_b_norm2_ : own_b_norm2;
   const double threshold =
       std::max(tolerance_ * tolerance_ * b_norm2, std::numeric_limits<double>::min());
   double r_norm2 = r_start2;

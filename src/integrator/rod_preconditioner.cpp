@@ -622,6 +622,14 @@ void RodBlockPreconditioner::finish_factorization(const double* values) {
   }
 }
 
+void RodBlockPreconditioner::solve_block(int b, const VecX& rhs, VecX& x) const {
+  const Block& block = factors_[b];
+  assert(block_exact(b));
+  double* segment = x.data() + block.begin;
+  std::copy(rhs.data() + block.begin, rhs.data() + block.begin + block.size, segment);
+  banded_solve(block.band.data(), block.size, block.half_bandwidth, segment);
+}
+
 void RodBlockPreconditioner::apply_in_place(VecX& x) const {
   if (factorization_pending_) {
     // The blocks were solved in place and CG needs the factors after all. solve() is const in

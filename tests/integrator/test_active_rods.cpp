@@ -152,3 +152,55 @@ TEST_CASE("active rods: rods thrown onto held rods beside hanging rods end each 
   CHECK(comparison.compared >= 16);
   CHECK(comparison.compared_partial >= 3);
 }
+
+TEST_CASE("split solves: a tilted brush's steps end where the steps with one CG over every rod end") {
+  // SolverSettings::split_coupled_solves: the bristles no other bristle touches are solved by
+  // their own factors and CG runs on the coupled ones, its test against the whole |b|. From
+  // the same state each step of a tilted 6 x 6 brush's stroke is taken both ways; both are
+  // converged backward Euler steps, so where both took the same substeps their ends differ by
+  // about the tolerance at most, and no bristle passes through another.
+  BrushBenchmarkSettings settings;
+  settings.rows = 6;
+  settings.columns = 6;
+  settings.tilt = 0.9;
+  const Scene scene = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
+  Model model = scene.model;
+  const HandleDriver handles(model, scene.handles);
+  State state = initial_state(model);
+  handles.place(model, state);
+  SolverSettings split = scene.solver;
+  REQUIRE(split.split_coupled_solves);  // the default
+  SolverSettings whole = scene.solver;
+  whole.split_coupled_solves = false;
+  const double length = model.rods.front().rest_length();
+  const double tolerance = scene.solver.tolerance;
+  const int steps = static_cast<int>(std::lround(1.2 / settings.dt));
+  int compared = 0;
+  long split_solves = 0;
+  double worst = 0.0;
+  for (int s = 0; s < steps; ++s) {
+    handles.prepare_step(model, state, settings.dt);
+    State with_split = state, with_whole = state;
+    ImplicitEuler split_solver(model, split), whole_solver(model, whole);
+    const StepReport a = split_solver.step(with_split, settings.dt);
+    const StepReport b = whole_solver.step(with_whole, settings.dt);
+    CAPTURE(s);
+    REQUIRE_MESSAGE(a.ok, a.failure);
+    REQUIRE_MESSAGE(b.ok, b.failure);
+    CHECK(whole_solver.split_solves() == 0);
+    split_solves += split_solver.split_solves();
+    CHECK(a.rod_crossings == 0);
+    if (a.converged && b.converged && a.substeps == b.substeps) {
+      const double difference = (with_split.positions - with_whole.positions).lpNorm<Eigen::Infinity>();
+      worst = std::max(worst, difference / length);
+      CHECK(difference <= 4.0 * tolerance * length);
+      ++compared;
+    }
+    state = with_whole;
+    state.time = (s + 1) * settings.dt;
+  }
+  MESSAGE("largest difference " << worst << " of a bristle's length over " << compared << " steps; " << split_solves
+                                << " split solves");
+  CHECK(compared >= steps / 2);
+  CHECK(split_solves >= 100);  // or the brush no longer exercises the split
+}

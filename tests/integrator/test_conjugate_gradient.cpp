@@ -247,3 +247,97 @@ TEST_CASE("conjugate gradient: on active ranges, only their rows are solved, wit
     cg.clear_active_ranges();
   }
 }
+
+TEST_CASE("conjugate gradient: rods the coupling leaves alone solved by their factors, CG on the others") {
+  // ImplicitEuler::cg_over_coupled_rods: blocks with no entry outside them are solved by their
+  // own factors (RodBlockPreconditioner::block_exact, solve_block), CG runs on the coupled
+  // blocks' rows only and tests against the whole |b| (set_reference_b_norm2). Together: the
+  // whole system's solution to the tolerance.
+  const CoupledSystem coupled = coupled_system(20, 50, 400, 12);
+  const CoupledSystem alone = coupled_system(20, 50, 0, 13);
+  const int half = static_cast<int>(coupled.rhs.size()), n = 2 * half;
+  std::vector<Eigen::Triplet<double>> entries;
+  for (const auto* part : {&coupled, &alone}) {
+    const int shift = part == &alone ? half : 0;
+    for (int col = 0; col < part->matrix.outerSize(); ++col)
+      for (SparseMatrix::InnerIterator it(part->matrix, col); it; ++it)
+        entries.emplace_back(static_cast<int>(it.row()) + shift, col + shift, it.value());
+  }
+  SparseMatrix m(n, n);
+  m.setFromTriplets(entries.begin(), entries.end());
+  VecX b(n);
+  b << coupled.rhs, alone.rhs;
+  std::vector<std::pair<int, int>> blocks;
+  for (int k = 0; k < 40; ++k) blocks.emplace_back(50 * k, 50 * (k + 1));
+  const double tolerance = 1e-8;
+  ConjugateGradient cg;
+  cg.preconditioner().set_blocks(blocks);
+  cg.set_tolerance(tolerance);
+  cg.set_max_iterations(1000);
+  cg.compute(m);
+  std::vector<std::pair<int, int>> cg_ranges;
+  std::vector<char> cg_blocks(40, 0);
+  VecX cg_b = b;
+  for (int k = 0; k < 40; ++k) {
+    bool between = false;
+    for (int col = blocks[k].first; col < blocks[k].second; ++col)
+      for (SparseMatrix::InnerIterator it(m, col); it; ++it)
+        between = between || it.row() < blocks[k].first || it.row() >= blocks[k].second;
+    CAPTURE(k);
+    CHECK(cg.preconditioner().block_exact(k) == !between);
+    if (k >= 20) CHECK(!between);
+    if (between) {
+      cg_ranges.push_back(blocks[k]);
+      cg_blocks[k] = 1;
+    } else {
+      cg_b.segment(blocks[k].first, 50).setZero();
+    }
+  }
+  REQUIRE(cg_ranges.size() >= 10);
+  cg.set_active_ranges(cg_ranges);
+  cg.preconditioner().set_active_blocks(cg_blocks);
+  const double b_norm2 = ConjugateGradient::squared_norm(b, 1);
+  cg.set_reference_b_norm2(b_norm2);
+  VecX x = cg.solve_with_guess(cg_b, VecX::Zero(n));
+  CHECK(cg.info() == Eigen::Success);
+  CHECK(cg.error() <= tolerance);
+  const int split_iterations = cg.iterations();
+  // b and the guess are read on the ranges only: the whole b, and a guess nonzero elsewhere,
+  // give the same bits there, the guess's entries elsewhere.
+  VecX guess = VecX::Zero(n);
+  for (int k = 0; k < 40; ++k)
+    if (!cg_blocks[k]) guess.segment(blocks[k].first, 50).setConstant(0.25);
+  const VecX y = cg.solve_with_guess(b, guess);
+  for (const auto& [begin, end] : cg_ranges)
+    CHECK(std::memcmp(x.data() + begin, y.data() + begin, sizeof(double) * (end - begin)) == 0);
+  for (int k = 0; k < 40; ++k)
+    if (!cg_blocks[k]) CHECK(y.segment(blocks[k].first, 50).cwiseEqual(0.25).all());
+  cg.set_reference_b_norm2(0.0);
+  cg.clear_active_ranges();
+  cg.preconditioner().clear_active_blocks();
+  for (int k = 0; k < 40; ++k)
+    if (!cg_blocks[k]) cg.preconditioner().solve_block(k, b, x);
+  // The exact blocks' rows: their own solve, to round-off; the whole: CG's tolerance.
+  for (int k = 0; k < 40; ++k)
+    if (!cg_blocks[k]) {
+      const VecX r = (b - m * x).segment(blocks[k].first, 50);
+      CHECK(r.norm() <= 1e-12 * b.segment(blocks[k].first, 50).norm());
+    }
+  CHECK((b - m * x).norm() <= 2.0 * tolerance * std::sqrt(b_norm2));
+  // Against its own b (the coupled rows' only) the test is stricter: as many iterations or more.
+  cg.set_active_ranges(cg_ranges);
+  cg.preconditioner().set_active_blocks(cg_blocks);
+  cg.solve_with_guess(cg_b, VecX::Zero(n));
+  CHECK(cg.iterations() >= split_iterations);
+  CHECK(cg.error() <= tolerance);
+  // A reference 1e4 times larger: the test stops where |r| is 1e4 times larger.
+  cg.set_reference_b_norm2(1e8 * b_norm2);
+  const VecX early = cg.solve_with_guess(cg_b, VecX::Zero(n));
+  CHECK(cg.iterations() < split_iterations);
+  CHECK(cg.error() <= tolerance);
+  CHECK(cg.residual_norm(m, cg_b, early) <= 1e4 * tolerance * std::sqrt(b_norm2));
+  // A zero right-hand side on the coupled rows is a zero solution there, whatever the reference.
+  cg.set_reference_b_norm2(b_norm2);
+  const VecX zero = cg.solve_with_guess(VecX::Zero(n), VecX::Zero(n));
+  CHECK(zero.cwiseAbs().maxCoeff() == 0.0);
+}

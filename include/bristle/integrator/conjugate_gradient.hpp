@@ -56,16 +56,23 @@ class ConjugateGradient {
   /// CG's first test itself (a residual formed elsewhere, with the bits of CG's own) decides
   /// as CG would.
   static double squared_norm(const VecX& v, int threads);
-  /// Restricts the iteration to the rows of `ranges` ([begin, end) pairs, increasing): the
-  /// caller's b and guess are zero on the other rows and no row of the ranges has an entry in
-  /// a column outside them, so the solution there is zero, and CG's products, sums and
-  /// updates skip those rows (a Newton iteration on the few rods still moving, ImplicitEuler's
-  /// active rods). The sums are chunked within the ranges: a range of every row gives the
-  /// chunks, and the bits, of the whole.
+  /// Restricts the iteration to the rows of `ranges` ([begin, end) pairs, increasing), where
+  /// no row of the ranges has an entry in a column outside them: CG's products, sums and
+  /// updates skip the other rows, and b and the guess are read on the ranges only; the
+  /// solution keeps the guess's entries elsewhere (zero where the caller's system is zero
+  /// there: a Newton iteration on the few rods still moving, ImplicitEuler's active rods; or
+  /// the rows the caller solves otherwise, ImplicitEuler::cg_over_coupled_rods). The sums are
+  /// chunked within the ranges: a range of every row gives the chunks, and the bits, of the
+  /// whole.
   void set_active_ranges(std::vector<std::pair<int, int>> ranges);
   /// Every row again.
   void clear_active_ranges();
   bool has_active_ranges() const { return has_active_ranges_; }
+  /// Measures the stopping test and error() against |b|^2 = `b_norm2` instead of the solve's
+  /// own b (0: its own again): for a caller that solved the other rows of its system itself,
+  /// exactly, so that the test is the whole system's (|r| below the tolerance times the whole
+  /// |b|). A zero b still gives a zero solution.
+  void set_reference_b_norm2(double b_norm2) { reference_b_norm2_ = b_norm2; }
   /// |b - A x| with the same chunked sums (the true residual, not the recurrence's), over
   /// the active ranges where they are set.
   double residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const;
@@ -87,6 +94,7 @@ class ConjugateGradient {
   std::vector<double> partial_;
   std::vector<std::pair<int, int>> active_ranges_, chunks_;
   bool has_active_ranges_ = false;
+  double reference_b_norm2_ = 0.0;  // set_reference_b_norm2's; 0: b's own
   /// The chunks of [0, n), or of the active ranges; returns how many entries they hold.
   int make_chunks(int n, std::vector<std::pair<int, int>>& chunks) const;
 };

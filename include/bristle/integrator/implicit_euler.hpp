@@ -129,6 +129,10 @@ struct SolverSettings {
   /// on an iteration over all rods (docs/contact.md, "Newton iterations on the rods still
   /// moving"). Not a scene key: for comparisons (`bristle bench --all-rods`) and tests.
   bool active_rods = true;
+  /// With rod contact: each linear solve of a coupled system solves the rods the coupling
+  /// leaves alone by their own factors and runs CG on the others only (docs/contact.md, "CG
+  /// on the coupled rods only"). Not a scene key: for comparisons and tests.
+  bool split_coupled_solves = true;
 
   bool converged() const { return newton_iterations <= 0; }
 };
@@ -305,6 +309,9 @@ class ImplicitEuler {
   /// it (CG had to iterate), since construction.
   long unwritten_matrices() const { return unwritten_matrices_; }
   long rewritten_matrices() const { return rewritten_matrices_; }
+  /// Linear solves whose uncoupled rods were solved by their own factors, CG on the others
+  /// (SolverSettings::split_coupled_solves).
+  long split_solves() const { return split_solves_; }
 
   // The stages, in order. Each works on `ctx`; those returning bool return false when the
   // step failed (ctx.report says why) or, for the tests, when the answer is no.
@@ -451,6 +458,17 @@ class ImplicitEuler {
   /// preconditioner; where it does not reach cg_tolerance, the solution is taken inexactly with
   /// rod contact (within sqrt(cg_tolerance)). True if x is taken.
   bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x);
+  /// Factors m's preconditioner and solves m x = b from `start`: the solve's rods that the
+  /// coupling leaves alone, where their own factors are exact, by those factors; CG on the
+  /// others, tested against the whole |b|. One CG on every row where there is no coupling or
+  /// few such rods.
+  void cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, const VecX& start, VecX& x);
+  /// |b - m x| over the rows the last cg_over_coupled_rods gave CG (all, unless it split).
+  double cg_residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x);
+  /// CG's rows and the preconditioner's blocks back to the solve's (the active rods', or all).
+  void restore_solve_rows();
+  /// Per rod: whether the coupling matrix has entries in its columns (cached per coupling).
+  const std::vector<char>& rods_with_coupling() const;
   bool last_resort_ = false;  // the step being attempted cannot be split again
   bool group_coupled_rods_ = false;  // this attempt's coupled solves factor the tied rods together
   bool grouped_last_attempt_ = false;  // the last attempt's group_coupled_rods_ at its end
@@ -471,6 +489,7 @@ class ImplicitEuler {
   bool keep_system_matrix_ = false;
   const volatile std::sig_atomic_t* stop_ = nullptr;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
+  long split_solves_ = 0;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
   /// handle's motion, as far as CCD from x0 allows.
   void carry_with_handles(StepContext& ctx);
@@ -509,6 +528,17 @@ class ImplicitEuler {
     std::vector<std::vector<int>> value;
   };
   mutable GroupsCache groups_cache_;
+  struct RodMarksCache {
+    std::uint64_t version = 0;
+    bool valid = false;
+    std::vector<char> value;
+  };
+  mutable RodMarksCache with_coupling_cache_;
+  // cg_over_coupled_rods' split: the rods solved by their own factors, CG's rows and blocks.
+  bool cg_split_ = false;
+  std::vector<int> exact_rods_;
+  std::vector<std::pair<int, int>> cg_ranges_;
+  std::vector<char> cg_blocks_;
   SparseMatrix& system_matrix() { return coupled_ ? coupled_system_ : assembler_.matrix(); }
   VecX mass_;          // per DOF
   std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)

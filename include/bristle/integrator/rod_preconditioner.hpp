@@ -156,6 +156,18 @@ class RodBlockPreconditioner {
   /// are set, a listed block has entries left out of its band, or is not positive definite. Not a preconditioner application (not a CG iteration);
   /// compute() must come before the next solve().
   bool solve_blocks(const SparseMatrix& m, const std::vector<int>& blocks, const VecX& rhs, VecX& x);
+  /// Whether block b's own factor, as the last factorize() left it, solves the block's rows
+  /// exactly: factored (not pending, not failed), no entry left out of its band, and no entry
+  /// of its columns in another block's rows. Then solve_block(b, ...) is the system's solution
+  /// on those rows, whatever the others hold.
+  bool block_exact(int b) const {
+    const Block& block = factors_[b];
+    return !factorization_pending_ && block.size > 0 && block.factored && block.dropped.empty() &&
+           !block.pattern_between;
+  }
+  /// x's entries of block b become A_b^-1 times rhs's, by the block's factor (the bits of an
+  /// application there); for a block_exact block.
+  void solve_block(int b, const VecX& rhs, VecX& x) const;
   /// After solve_blocks returned false: where block b's factorisation failed, the column
   /// within the block whose pivot was not positive and finite; -1 if it was factored or failed
   /// for another reason (solve_blocks' list).
