@@ -27,6 +27,16 @@ VecX perturbed(const VecX& x, double amplitude, std::mt19937& rng) {
   return y;
 }
 
+/// A point load on rod 1's vertex 3, ramping in over 2 s.
+void add_ramped_load(Model& model) {
+  PointLoad load;
+  load.rod = 1;
+  load.vertex = 3;
+  load.force = Vec3(0.3, -0.4, 0.7);
+  load.ramp = 2.0;
+  model.loads.push_back(load);
+}
+
 /// Two random curved rods (rest shape = their initial vertices), gravity along a direction
 /// with every component nonzero, and a point load on the second rod, ramping in.
 Model random_model(int dimension, std::mt19937& rng, std::vector<int> fixed0 = {}) {
@@ -36,12 +46,7 @@ Model random_model(int dimension, std::mt19937& rng, std::vector<int> fixed0 = {
   rods.push_back(rod_from_vertices(random_vertices(5, 0.1, 1.2, dimension, rng), dimension, {},
                                    make_material(1200.0, 0.015, 3.0e5), RestShape::Initial, "b"));
   Model model = make_model(dimension, std::move(rods), Vec3(1.5, -9.81, 2.5));
-  PointLoad load;
-  load.rod = 1;
-  load.vertex = 3;
-  load.force = Vec3(0.3, -0.4, 0.7);
-  load.ramp = 2.0;
-  model.loads.push_back(load);
+  add_ramped_load(model);
   return model;
 }
 
@@ -457,12 +462,7 @@ TEST_CASE("integrator assembly: a pass that reuses unchanged rods gives a fresh 
                                      soft_material(), RestShape::Initial, "c"));
     if (dimension == 3) rods[0].twist = rods[2].twist = true;  // frames: advance() must forget
     Model model = make_model(dimension, std::move(rods), Vec3(1.5, -9.81, 2.5));
-    PointLoad load;
-    load.rod = 1;
-    load.vertex = 3;
-    load.force = Vec3(0.3, -0.4, 0.7);
-    load.ramp = 2.0;
-    model.loads.push_back(load);
+    add_ramped_load(model);
     const DofLayout& layout = model.layout;
     SystemAssembler kept(model);
     kept.set_reuse_unchanged_rods(true);
