@@ -29,7 +29,6 @@ struct StepComparison {
            double tolerance) {
     REQUIRE_MESSAGE(active.ok, active.failure);
     REQUIRE_MESSAGE(all.ok, all.failure);
-    CHECK(all.partial_iterations == 0);
     if (!(active.converged && all.converged && active.substeps == all.substeps)) return false;
     const double difference = (x_active - x_all).lpNorm<Eigen::Infinity>();
     worst = std::max(worst, difference / length);
@@ -56,6 +55,26 @@ struct TiltedBrush {
   HandleDriver handles{model, scene.handles};
   State state = initial_state(model);
   TiltedBrush() { handles.place(model, state); }
+
+  int steps() const { return static_cast<int>(std::lround(1.2 / settings.dt)); }
+  double length() const { return model.rods.front().rest_length(); }
+  /// Each step of the stroke taken twice from the same state, with `first` and `second`;
+  /// visit(report_first, report_second, state_first, state_second, solver_first,
+  /// solver_second) after each; the stroke goes on from the second's end.
+  template <class Visit>
+  void stroke_both_ways(const SolverSettings& first, const SolverSettings& second, Visit&& visit) {
+    for (int s = 0; s < steps(); ++s) {
+      handles.prepare_step(model, state, settings.dt);
+      State with_first = state, with_second = state;
+      ImplicitEuler first_solver(model, first), second_solver(model, second);
+      const StepReport a = first_solver.step(with_first, settings.dt);
+      const StepReport b = second_solver.step(with_second, settings.dt);
+      CAPTURE(s);
+      visit(a, b, with_first, with_second, first_solver, second_solver);
+      state = with_second;
+      state.time = (s + 1) * settings.dt;
+    }
+  }
 };
 
 }  // namespace
@@ -69,33 +88,20 @@ TEST_CASE("active rods: a tilted brush's touchdown steps end where the steps ove
   // iteration over the moving bristles alone may not end the step: if it did, the held
   // bristles' residuals, which changed since they were last solved, would go unmeasured.
   TiltedBrush brush;
-  const BrushBenchmarkSettings& settings = brush.settings;
-  const Scene& scene = brush.scene;
-  Model& model = brush.model;
-  const HandleDriver& handles = brush.handles;
-  State& state = brush.state;
-  SolverSettings all_rods = scene.solver;
+  SolverSettings all_rods = brush.scene.solver;
   all_rods.active_rods = false;
-  SolverSettings active_rods = scene.solver;
+  SolverSettings active_rods = brush.scene.solver;
   REQUIRE(active_rods.active_rods);  // the default
-  const double length = model.rods.front().rest_length();
-  const double tolerance = scene.solver.tolerance;
-  const int steps = static_cast<int>(std::lround(1.2 / settings.dt));
+  const int steps = brush.steps();
   StepComparison comparison;
   int partial_iterations = 0;
-  for (int s = 0; s < steps; ++s) {
-    handles.prepare_step(model, state, settings.dt);
-    State with_active = state, with_all = state;
-    ImplicitEuler active_solver(model, active_rods), all_solver(model, all_rods);
-    const StepReport active = active_solver.step(with_active, settings.dt);
-    const StepReport all = all_solver.step(with_all, settings.dt);
-    CAPTURE(s);
-    comparison.add(active, all, with_active.positions, with_all.positions, length, tolerance);
+  brush.stroke_both_ways(active_rods, all_rods, [&](const StepReport& active, const StepReport& all, const State& with_active,
+                                                    const State& with_all, const ImplicitEuler&, const ImplicitEuler&) {
+    CHECK(all.partial_iterations == 0);
+    comparison.add(active, all, with_active.positions, with_all.positions, brush.length(), brush.scene.solver.tolerance);
     CHECK(active.rod_crossings == 0);
     partial_iterations += active.partial_iterations;
-    state = with_all;
-    state.time = (s + 1) * settings.dt;
-  }
+  });
   MESSAGE("largest difference " << comparison.worst << " of a bristle's length over " << comparison.compared
                                 << " steps, " << comparison.compared_partial << " of them with " << partial_iterations
                                 << " iterations on the moving bristles");
@@ -149,6 +155,7 @@ TEST_CASE("active rods: rods thrown onto held rods beside hanging rods end each 
     const StepReport active = active_solver.step(with_active, dt);
     const StepReport all = all_solver.step(with_all, dt);
     CAPTURE(s);
+    CHECK(all.partial_iterations == 0);
     // The first step (one rod landing, the others in the air or hanging) costs no more.
     if (comparison.add(active, all, with_active.positions, with_all.positions, length, tolerance) && s == 0)
       CHECK(active.newton_iterations <= all.newton_iterations);
@@ -175,44 +182,22 @@ TEST_CASE("split solves: a tilted brush's steps end where the steps with one CG 
   // converged backward Euler steps, so where both took the same substeps their ends differ by
   // about the tolerance at most, and no bristle passes through another.
   TiltedBrush brush;
-  const BrushBenchmarkSettings& settings = brush.settings;
-  const Scene& scene = brush.scene;
-  Model& model = brush.model;
-  const HandleDriver& handles = brush.handles;
-  State& state = brush.state;
-  SolverSettings split = scene.solver;
+  SolverSettings split = brush.scene.solver;
   REQUIRE(split.split_coupled_solves);  // the default
-  SolverSettings whole = scene.solver;
+  SolverSettings whole = brush.scene.solver;
   whole.split_coupled_solves = false;
-  const double length = model.rods.front().rest_length();
-  const double tolerance = scene.solver.tolerance;
-  const int steps = static_cast<int>(std::lround(1.2 / settings.dt));
-  int compared = 0;
+  StepComparison comparison;
   long split_solves = 0;
-  double worst = 0.0;
-  for (int s = 0; s < steps; ++s) {
-    handles.prepare_step(model, state, settings.dt);
-    State with_split = state, with_whole = state;
-    ImplicitEuler split_solver(model, split), whole_solver(model, whole);
-    const StepReport a = split_solver.step(with_split, settings.dt);
-    const StepReport b = whole_solver.step(with_whole, settings.dt);
-    CAPTURE(s);
-    REQUIRE_MESSAGE(a.ok, a.failure);
-    REQUIRE_MESSAGE(b.ok, b.failure);
+  brush.stroke_both_ways(split, whole, [&](const StepReport& a, const StepReport& b, const State& with_split,
+                                           const State& with_whole, const ImplicitEuler& split_solver,
+                                           const ImplicitEuler& whole_solver) {
     CHECK(whole_solver.split_solves() == 0);
     split_solves += split_solver.split_solves();
     CHECK(a.rod_crossings == 0);
-    if (a.converged && b.converged && a.substeps == b.substeps) {
-      const double difference = (with_split.positions - with_whole.positions).lpNorm<Eigen::Infinity>();
-      worst = std::max(worst, difference / length);
-      CHECK(difference <= 4.0 * tolerance * length);
-      ++compared;
-    }
-    state = with_whole;
-    state.time = (s + 1) * settings.dt;
-  }
-  MESSAGE("largest difference " << worst << " of a bristle's length over " << compared << " steps; " << split_solves
-                                << " split solves");
-  CHECK(compared >= steps / 2);
+    comparison.add(a, b, with_split.positions, with_whole.positions, brush.length(), brush.scene.solver.tolerance);
+  });
+  MESSAGE("largest difference " << comparison.worst << " of a bristle's length over " << comparison.compared
+                                << " steps; " << split_solves << " split solves");
+  CHECK(comparison.compared >= brush.steps() / 2);
   CHECK(split_solves >= 100);  // or the brush no longer exercises the split
 }
