@@ -481,9 +481,11 @@ void SystemAssembler::assemble(const VecX& x, double time, HessianProjection pro
     if (!reuse) {
       reuse_projection_ = projection;
       reuse_scale_ = matrix_scale;
-      reuse_energy_ = request.energy;
       reuse_with_diagonal_ = matrix_diagonal != nullptr;
     }
+    // A pass without energies may assemble rods again without them: what it keeps holds
+    // energies only if it formed them.
+    reuse_energy_ = request.energy;
     reuse_x_.resize(x.size());
     reuse_gradient_.resize(x.size());
     if (matrix_diagonal != nullptr) reuse_diagonal_.resize(x.size());

@@ -678,7 +678,8 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
   auto& preconditioner = solver_.preconditioner();
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
-  if (!coupled_ || rod_count < 2 || !settings_.split_coupled_solves) {
+  // (A DOF in no rod's block is CG's alone: one CG over every row.)
+  if (!coupled_ || rod_count < 2 || !settings_.split_coupled_solves || preconditioner.dofs_outside_blocks() > 0) {
     x = solver_.solve_with_guess(b, start);
     return;
   }
@@ -710,12 +711,13 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
   ++split_solves_;
   // CG reads b and the start on its rows only (the coupled rods' rows hold no entry in the
   // other rods' columns); x keeps the start elsewhere until the factors' solves below.
-  solver_.set_active_ranges(cg_ranges_);
-  preconditioner.set_active_blocks(cg_blocks_);
-  solver_.set_reference_b_norm2(ConjugateGradient::squared_norm(b, settings_.threads));
-  x = solver_.solve_with_guess(b, start);
-  solver_.set_reference_b_norm2(0.0);
-  restore_solve_rows();
+  {
+    const SolveRowsGuard guard{*this};
+    solver_.set_active_ranges(cg_ranges_);
+    preconditioner.set_active_blocks(cg_blocks_);
+    solver_.set_reference_b_norm2(ConjugateGradient::squared_norm(b, settings_.threads));
+    x = solver_.solve_with_guess(b, start);
+  }
   const int exact_count = static_cast<int>(exact_rods_.size());
 #pragma omp parallel for schedule(dynamic, 8) num_threads(settings_.threads) if (settings_.threads > 1 && exact_count > 1)
   for (int k = 0; k < exact_count; ++k) preconditioner.solve_block(exact_rods_[k], b, x);
@@ -723,10 +725,14 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
 
 double ImplicitEuler::cg_residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) {
   if (!cg_split_) return solver_.residual_norm(m, b, x);
+  const SolveRowsGuard guard{*this};
   solver_.set_active_ranges(cg_ranges_);
-  const double residual = solver_.residual_norm(m, b, x);
-  restore_solve_rows();
-  return residual;
+  return solver_.residual_norm(m, b, x);
+}
+
+ImplicitEuler::SolveRowsGuard::~SolveRowsGuard() {
+  self.solver_.set_reference_b_norm2(0.0);
+  self.restore_solve_rows();
 }
 
 void ImplicitEuler::restore_solve_rows() {

@@ -465,6 +465,7 @@ TEST_CASE("integrator assembly: a pass that reuses unchanged rods gives a fresh 
     add_ramped_load(model);
     const DofLayout& layout = model.layout;
     SystemAssembler kept(model);
+    kept.set_threads(2);  // the fresh ones: one thread
     kept.set_reuse_unchanged_rods(true);
     // A spring between rods 1 and 2: their gradient entries change with either rod.
     const auto add_spring = [&](SystemAssembler& assembler) {
@@ -474,15 +475,16 @@ TEST_CASE("integrator assembly: a pass that reuses unchanged rods gives a fresh 
     VecX diagonal(layout.dof_count());
     for (int i = 0; i < diagonal.size(); ++i) diagonal[i] = 10.0 + i;
     VecX last_advanced;  // the positions `kept` last advanced its frames to, if any
+    HessianProjection projection = HessianProjection::Projected;
     const auto check_pass = [&](const VecX& x, double time, double scale, int reused) {
       VecX g_kept, g_fresh;
       EnergyBreakdown e_kept, e_fresh;
-      kept.assemble(x, time, HessianProjection::Projected, scale, g_kept, nullptr, nullptr, &e_kept, {}, &diagonal);
+      kept.assemble(x, time, projection, scale, g_kept, nullptr, nullptr, &e_kept, {}, &diagonal);
       CHECK(kept.last_reused_rods() == reused);
       SystemAssembler fresh(model);
       add_spring(fresh);
       if (last_advanced.size() > 0) fresh.advance(last_advanced);  // the same frames as `kept`
-      fresh.assemble(x, time, HessianProjection::Projected, scale, g_fresh, nullptr, nullptr, &e_fresh, {}, &diagonal);
+      fresh.assemble(x, time, projection, scale, g_fresh, nullptr, nullptr, &e_fresh, {}, &diagonal);
       REQUIRE(g_kept.size() == g_fresh.size());
       CHECK(std::memcmp(g_kept.data(), g_fresh.data(), sizeof(double) * g_kept.size()) == 0);
       const SparseMatrix& a = kept.matrix();
@@ -524,10 +526,25 @@ TEST_CASE("integrator assembly: a pass that reuses unchanged rods gives a fresh 
     VecX w = VecX::Constant(x.size(), 0.5), kw;
     kept.assemble(x, 1.5, HessianProjection::Projected, 0.9, g, &w, &kw, nullptr, {}, &diagonal);
     check_pass(x, 1.5, 0.9, 0);
+    // Another projection: every rod again. The exact one forms no bending energy where none is
+    // asked for: a pass without energies that assembles rod 2 again keeps none for it, and the
+    // next pass with energies assembles every rod.
+    projection = HessianProjection::Exact;
+    check_pass(x, 1.5, 0.9, 0);
+    move_rod(2);
+    kept.assemble(x, 1.5, projection, 0.9, g, nullptr, nullptr, nullptr, {}, &diagonal);
+    CHECK(kept.last_reused_rods() == 2);
+    check_pass(x, 1.5, 0.9, 0);
+    check_pass(x, 1.5, 0.9, 3);
     if (dimension == 3) {
-      // New frames: every rod is assembled again.
+      // New frames: every rod is assembled again; and again when the old ones are restored.
+      const SystemAssembler::ElementState before = kept.element_state();
       last_advanced = x;
       kept.advance(x);
+      check_pass(x, 1.5, 0.9, 0);
+      check_pass(x, 1.5, 0.9, 3);
+      kept.restore_element_state(before);
+      last_advanced.resize(0);
       check_pass(x, 1.5, 0.9, 0);
     }
   }

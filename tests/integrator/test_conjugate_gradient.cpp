@@ -336,6 +336,14 @@ TEST_CASE("conjugate gradient: rods the coupling leaves alone solved by their fa
   CHECK(cg.iterations() < split_iterations);
   CHECK(cg.error() <= tolerance);
   CHECK(cg.residual_norm(m, cg_b, early) <= 1e4 * tolerance * std::sqrt(b_norm2));
+  // A block that is not positive definite is factored by no one: not exact.
+  SparseMatrix indefinite = m;
+  for (int i = blocks[30].first; i < blocks[30].second; ++i) indefinite.coeffRef(i, i) = -indefinite.coeffRef(i, i);
+  ConjugateGradient other;
+  other.preconditioner().set_blocks(blocks);
+  other.compute(indefinite);
+  CHECK(!other.preconditioner().block_exact(30));
+  CHECK(other.preconditioner().block_exact(31));
   // A zero right-hand side on the coupled rows is a zero solution there, whatever the reference.
   cg.set_reference_b_norm2(b_norm2);
   const VecX zero = cg.solve_with_guess(VecX::Zero(n), VecX::Zero(n));

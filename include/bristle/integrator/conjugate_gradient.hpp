@@ -59,9 +59,10 @@ class ConjugateGradient {
   /// Restricts the iteration to the rows of `ranges` ([begin, end) pairs, increasing), where
   /// no row of the ranges has an entry in a column outside them: CG's products, sums and
   /// updates skip the other rows, and b and the guess are read on the ranges only; the
-  /// solution keeps the guess's entries elsewhere (zero where the caller's system is zero
-  /// there: a Newton iteration on the few rods still moving, ImplicitEuler's active rods; or
-  /// the rows the caller solves otherwise, ImplicitEuler::cg_over_coupled_rods). The sums are
+  /// solution keeps the guess's entries elsewhere, except that a b zero on the ranges gives a
+  /// solution zero everywhere (the other rows are the caller's: zero where its system is zero
+  /// there, a Newton iteration on the few rods still moving, ImplicitEuler's active rods; or
+  /// solved otherwise, ImplicitEuler::cg_over_coupled_rods). The sums are
   /// chunked within the ranges: a range of every row gives the chunks, and the bits, of the
   /// whole.
   void set_active_ranges(std::vector<std::pair<int, int>> ranges);

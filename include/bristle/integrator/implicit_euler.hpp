@@ -467,6 +467,11 @@ class ImplicitEuler {
   double cg_residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x);
   /// CG's rows and the preconditioner's blocks back to the solve's (the active rods', or all).
   void restore_solve_rows();
+  /// Restores them, and CG's own |b|, however the scope it guards ends.
+  struct SolveRowsGuard {
+    ImplicitEuler& self;
+    ~SolveRowsGuard();
+  };
   /// Per rod: whether the coupling matrix has entries in its columns (cached per coupling).
   const std::vector<char>& rods_with_coupling() const;
   bool last_resort_ = false;  // the step being attempted cannot be split again
