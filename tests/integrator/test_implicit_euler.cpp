@@ -17,7 +17,9 @@
 
 #include "bristle/energy/bend.hpp"
 #include "bristle/integrator/implicit_euler.hpp"
+#include "bristle/scene/load_scene.hpp"
 #include "support/rod_builders.hpp"
+#include "test_paths.hpp"
 
 using namespace bristle;
 using namespace bristle::test;
@@ -612,4 +614,35 @@ TEST_CASE("integrator implicit Euler: the residual formed rod by rod has the bit
       CHECK(max_abs(cg_residual) > 0.0);
     }
   }
+}
+
+TEST_CASE("an unconverged step whose solve diverged is not accepted: split, then the run fails naming it") {
+  // Found by fuzzing (seed 2026120233, case 569): a free two-edge flat rod with twist under a
+  // 5 mN load, with friction-1 colliders and rod contact. Its steps stalled in collider contact
+  // and each ended at its last iterate: 3e-5 J -> 1040 J in the first step, 1e272 J four steps
+  // later, every step accepted. Now no accepted step ends with more than a thousand times the
+  // energy the step could give the rods (ImplicitEuler::end_unconverged), and the first step's
+  // diverged halves fail the run with a message saying so.
+  const Scene scene =
+      load_scene(std::string(kTestsDir) + "/fuzz/regressions/scenes/unconverged_steps_diverge_twisted_flat_rod.json");
+  ImplicitEuler integrator(scene.model, scene.solver);
+  State state = initial_state(scene.model);
+  const double start = integrator.energies(state).kinetic + integrator.energies(state).elastic();
+  CHECK(start < 1e-4);
+  bool failed = false;
+  for (int n = 0; n < 10 && !failed; ++n) {
+    const StepReport report = integrator.step(state, scene.time.dt);
+    if (!report.ok) {
+      failed = true;
+      CHECK(report.failure.find("its solve diverged") != std::string::npos);
+      CHECK(report.failed_rod == 2);
+      break;
+    }
+    // A step that holds keeps the rods' energy within what gravity, the load and the
+    // colliders' contact can give a 2e-7 kg rod in a step.
+    INFO("step " << n + 1);
+    CHECK(report.energies.kinetic + report.energies.elastic() < 0.01);
+    CHECK(state.positions.allFinite());
+  }
+  CHECK(failed);
 }
