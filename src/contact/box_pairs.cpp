@@ -311,28 +311,106 @@ const std::vector<std::pair<int, int>>& BoxPairList::pairs_touching(const std::v
 void BoxPairList::keep_list_valid(const std::vector<AxisBox>& boxes, const std::function<double(int)>& margin,
                                   const std::function<bool(int, int)>& skip, int threads, const Vec3& shift) {
   const int n = static_cast<int>(boxes.size());
-  bool inside = listed_valid_ && static_cast<int>(grown_.size()) == n;
-  if (inside) {
+  auto is_inside = [&](int i) {
+    const Vec3 lo = boxes[i].lo - shift, hi = boxes[i].hi - shift;
+    return (grown_[i].lo.array() <= lo.array()).all() && (hi.array() <= grown_[i].hi.array()).all();
+  };
+  auto grow = [&](int i) {
+    const Vec3 by = Vec3::Constant(std::max(margin(i), 0.0));
+    grown_[i].lo = (boxes[i].lo - shift) - by;
+    grown_[i].hi = (boxes[i].hi - shift) + by;
+  };
+  if (listed_valid_ && static_cast<int>(grown_.size()) == n) {
     int outside = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 4096) reduction(+ : outside)
-    for (int i = 0; i < n; ++i) {
-      const Vec3 lo = boxes[i].lo - shift, hi = boxes[i].hi - shift;
-      if (!((grown_[i].lo.array() <= lo.array()).all() && (hi.array() <= grown_[i].hi.array()).all())) ++outside;
+    for (int i = 0; i < n; ++i) outside += is_inside(i) ? 0 : 1;
+    if (outside == 0) return;
+    // A few boxes out (a pressed brush's Newton corrections: a median of 7 of 20000, each
+    // leaving rebuilt the whole list, a tenth of the benchmark's step): only theirs are grown
+    // again and their pairs found anew (regrow_boxes). Beyond n / 64 of them the full rebuild
+    // is cheaper than testing each against every box.
+    if (outside <= std::max(16, n / 64)) {
+      regrown_.clear();
+      for (int i = 0; i < n; ++i)
+        if (!is_inside(i)) {
+          regrown_.push_back(i);
+          grow(i);
+        }
+      regrow_boxes(skip, threads);
+      ++regrowths_;
+      return;
     }
-    inside = outside == 0;
   }
-  if (!inside) {
-    grown_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      const Vec3 grow = Vec3::Constant(std::max(margin(i), 0.0));
-      grown_[i].lo = (boxes[i].lo - shift) - grow;
-      grown_[i].hi = (boxes[i].hi - shift) + grow;
+  grown_.resize(n);
+  for (int i = 0; i < n; ++i) grow(i);
+  listed_ = overlapping_box_pairs(grown_, skip, threads);
+  listed_valid_ = true;
+  box_pairs_valid_ = false;
+  ++rebuilds_;
+}
+
+void BoxPairList::regrow_boxes(const std::function<bool(int, int)>& skip, int threads) {
+  // The list holds every pair not skipped whose grown boxes overlap. The boxes of regrown_
+  // have new grown boxes: their pairs are dropped and found again by testing each of them
+  // against every box (a pair of two regrown boxes from the larger index's side only); the
+  // other pairs' grown boxes did not change. The list stays sorted (the new pairs sorted and
+  // merged in), so pairs() filters it as it would a rebuilt one: the same result.
+  const int n = static_cast<int>(grown_.size());
+  const int k_count = static_cast<int>(regrown_.size());
+  regrown_mark_.assign(n, 0);
+  for (const int i : regrown_) regrown_mark_[i] = 1;
+  // The regrown boxes as columns: each box's test against all of them is a branch-free loop.
+  std::vector<double> column[6];
+  for (auto& c : column) c.resize(k_count);
+  for (int k = 0; k < k_count; ++k) {
+    const AxisBox& g = grown_[regrown_[k]];
+    for (int d = 0; d < 3; ++d) {
+      column[d][k] = g.lo[d];
+      column[3 + d][k] = g.hi[d];
     }
-    listed_ = overlapping_box_pairs(grown_, skip, threads);
-    listed_valid_ = true;
-    box_pairs_valid_ = false;
-    ++rebuilds_;
   }
+  // Blocks of boxes on threads, each block's pairs in its own list, joined in block order
+  // (then sorted: the same list for any thread count).
+  constexpr int kBlock = 2048;
+  const int blocks = (n + kBlock - 1) / kBlock;
+  if (static_cast<int>(block_found_.size()) < blocks) block_found_.resize(blocks);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<std::pair<int, int>>& out = block_found_[b];
+    out.clear();
+    std::vector<int> hits(k_count);
+    for (int j = b * kBlock; j < std::min(n, (b + 1) * kBlock); ++j) {
+      const AxisBox& q = grown_[j];
+      int hit_count = 0;
+      for (int k = 0; k < k_count; ++k) {
+        hits[hit_count] = k;
+        hit_count += overlap_bits(column[0][k], column[1][k], column[2][k], column[3][k], column[4][k], column[5][k],
+                                  q.lo.x(), q.lo.y(), q.lo.z(), q.hi.x(), q.hi.y(), q.hi.z());
+      }
+      for (int h = 0; h < hit_count; ++h) {
+        const int i = regrown_[hits[h]];
+        if (i == j || (regrown_mark_[j] && j < i)) continue;
+        const int lo = std::min(i, j), hi = std::max(i, j);
+        if (skip && skip(lo, hi)) continue;
+        out.emplace_back(lo, hi);
+      }
+    }
+  }
+  found_.clear();
+  for (int b = 0; b < blocks; ++b) found_.insert(found_.end(), block_found_[b].begin(), block_found_[b].end());
+  std::sort(found_.begin(), found_.end());
+  // The kept pairs (neither box regrown) merged with the new ones.
+  merged_.clear();
+  merged_.reserve(listed_.size() + found_.size());
+  auto next_new = found_.begin();
+  for (const auto& pair : listed_) {
+    if (regrown_mark_[pair.first] || regrown_mark_[pair.second]) continue;
+    while (next_new != found_.end() && *next_new < pair) merged_.push_back(*next_new++);
+    merged_.push_back(pair);
+  }
+  merged_.insert(merged_.end(), next_new, found_.end());
+  listed_.swap(merged_);
+  box_pairs_valid_ = false;
 }
 
 }  // namespace bristle

@@ -421,7 +421,7 @@ TEST_CASE("box pairs: many pairs, sorted in parts on threads and merged, as on o
   }
 }
 
-TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pairs, rebuilt only when a box leaves its margin") {
+TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pairs, updated only when a box leaves its margin") {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(0.0, 1.0), v(-1.0, 1.0);
   const int n = 3000;
@@ -452,18 +452,86 @@ TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pair
         now[call].lo += Vec3::Constant(0.3);
         now[call].hi += Vec3::Constant(0.3);
       }
+      const int regrowths_before = list.regrowths();
       const std::vector<std::pair<int, int>> expected = overlapping_box_pairs(now, skip, 1);
       CHECK(list.pairs(now, [&](int) { return margin; }, skip, threads) == expected);
-      const bool rebuilt = list.rebuilds() > rebuilds_before;
-      CHECK(rebuilt == (call == 0 || jump));
-      if (rebuilt) moved = now;  // the boxes the list was built around
+      // The first call builds the list; a jump of one box grows only that box again.
+      CHECK(list.rebuilds() - rebuilds_before == (call == 0 ? 1 : 0));
+      CHECK(list.regrowths() - regrowths_before == (jump ? 1 : 0));
+      if (call == 0) moved = now;  // the boxes the list was built around
+      if (jump) moved[call] = now[call];
     }
-    // Larger boxes than the grown ones, in place: a rebuild too.
+    // Larger boxes than the grown ones, in place: that box grown again.
     std::vector<AxisBox> grown = moved;
     grown[5].hi += Vec3::Constant(2.0 * margin);
-    const int before = list.rebuilds();
+    const int before = list.regrowths();
     CHECK(list.pairs(grown, [&](int) { return margin; }, skip, threads) == overlapping_box_pairs(grown, skip, 1));
-    CHECK(list.rebuilds() == before + 1);
+    CHECK(list.regrowths() == before + 1);
+    // More than n / 64 boxes out: the whole list rebuilt.
+    std::vector<AxisBox> far = grown;
+    for (int k = 0; k < n / 32; ++k) {
+      far[k * 17].lo += Vec3::Constant(0.2);
+      far[k * 17].hi += Vec3::Constant(0.2);
+    }
+    const int rebuilds = list.rebuilds();
+    CHECK(list.pairs(far, [&](int) { return margin; }, skip, threads) == overlapping_box_pairs(far, skip, 1));
+    CHECK(list.rebuilds() == rebuilds + 1);
+  }
+}
+
+TEST_CASE("box pairs: boxes that leave their margin a few at a time are grown again, with the rebuilt list's pairs") {
+  // A kept list's boxes jump a few at a time, call after call, near each other and far (pairs
+  // of two jumping boxes, a jumping box onto a still one, boxes leaving all their pairs): each
+  // call's pairs, and each of pairs_touching's, are a fresh broad phase's, on 1 and 2 threads;
+  // the list is built once and grown again box by box from then on.
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const int n = 4000;
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < n; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    boxes.push_back({lo, lo + Vec3::Constant(0.04 * u(rng))});
+  }
+  const double margin = 0.005;
+  auto skip = [](int i, int j) { return (i * 7 + j) % 11 == 0; };
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    BoxPairList list;
+    std::vector<AxisBox> now = boxes;
+    std::vector<char> moving(n, 0);
+    for (int call = 0; call < 30; ++call) {
+      CAPTURE(call);
+      std::fill(moving.begin(), moving.end(), 0);
+      const int jumps = call == 0 ? 0 : 1 + call % 9;  // 1 to 9 boxes
+      for (int m = 0; m < jumps; ++m) {
+        const int k = static_cast<int>(u(rng) * n) % n;
+        // Half onto another box (a new pair with a box that did not move), half anywhere.
+        const Vec3 to = m % 2 == 0 ? now[static_cast<int>(u(rng) * n) % n].lo : Vec3(u(rng), u(rng), u(rng));
+        const Vec3 size = now[k].hi - now[k].lo;
+        now[k].lo = to;
+        now[k].hi = to + size;
+        moving[k] = 1;
+      }
+      if (call % 5 == 4) {  // two boxes jumping onto each other (the last two: a pair after every kept one)
+        const int a = call == 29 ? n - 2 : (call * 131) % n, b = a + 1;
+        now[b].lo = now[a].lo + Vec3::Constant(0.2);
+        now[b].hi = now[a].hi + Vec3::Constant(0.2);
+        now[a].lo += Vec3::Constant(0.2);
+        now[a].hi += Vec3::Constant(0.2);
+        moving[a] = moving[b] = 1;
+      }
+      const auto expected = overlapping_box_pairs(now, skip, 1);
+      if (call % 2 == 0) {
+        CHECK(list.pairs(now, [&](int) { return margin; }, skip, threads) == expected);
+      } else {
+        std::vector<std::pair<int, int>> touching;
+        for (const auto& pair : expected)
+          if (moving[pair.first] || moving[pair.second]) touching.push_back(pair);
+        CHECK(list.pairs_touching(now, moving, [&](int) { return margin; }, skip, threads) == touching);
+      }
+    }
+    CHECK(list.rebuilds() == 1);
+    CHECK(list.regrowths() == 29);
   }
 }
 

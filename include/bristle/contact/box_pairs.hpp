@@ -79,7 +79,10 @@ class BoxPairList {
                                                          const Vec3& shift = Vec3::Zero());
   /// Rebuild on the next call (the boxes changed in number or by a jump).
   void forget() { listed_valid_ = false; }
+  /// Full rebuilds of the list, and updates where only the boxes that left their grown boxes
+  /// were grown again and their pairs found anew.
   int rebuilds() const { return rebuilds_; }
+  int regrowths() const { return regrowths_; }
 
  private:
   std::vector<AxisBox> grown_;
@@ -88,9 +91,16 @@ class BoxPairList {
   // rebuild): box i's are box_pairs_[box_pairs_start_[i] .. box_pairs_start_[i + 1]).
   std::vector<int> box_pairs_start_, box_pairs_;
   bool box_pairs_valid_ = false;
-  /// Whether every box lies in its grown box; rebuilds the list otherwise.
+  /// Whether every box lies in its grown box; otherwise grows again those that left it and
+  /// finds their pairs (regrow_boxes), or where many left, rebuilds the list.
   void keep_list_valid(const std::vector<AxisBox>& boxes, const std::function<double(int)>& margin,
                        const std::function<bool(int, int)>& skip, int threads, const Vec3& shift);
+  /// The list's pairs of the boxes of regrown_ (their grown_ already updated) found anew.
+  void regrow_boxes(const std::function<bool(int, int)>& skip, int threads);
+  std::vector<int> regrown_;
+  std::vector<char> regrown_mark_;
+  std::vector<std::pair<int, int>> merged_;
+  int regrowths_ = 0;
   std::vector<std::pair<int, int>> found_;
   std::vector<std::vector<std::pair<int, int>>> block_found_;
   bool listed_valid_ = false;
