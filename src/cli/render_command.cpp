@@ -158,8 +158,9 @@ constexpr double kMaxImagePixels = 1e8;
 constexpr std::size_t kKeptVertices = 2000000;
 
 // The camera frames the sequence with squared distances: beyond this coordinate they would
-// overflow a double and the projection would divide by infinity (docs/limits.md).
-constexpr double kMaxDrawableCoordinate = 1e100;
+// overflow a double and the projection would divide by infinity (docs/limits.md). Scenes that
+// start beyond it are refused (scene/limits.hpp); a run can still move a rod there.
+constexpr double kMaxDrawableCoordinate = kMaxCoordinate;
 
 /// `frame` unchanged, or an OutputError naming `path` and the pointer of the first position
 /// too far out to draw.

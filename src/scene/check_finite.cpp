@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bristle/contact/rod_contact.hpp"
+#include "bristle/scene/limits.hpp"
 #include "bristle/scene/scene_blocks.hpp"
 
 namespace bristle {
@@ -22,6 +23,16 @@ std::string vertex_text(const Rod& rod, int i) {
   return "rod " + quoted_text(rod.name) + " vertex " + std::to_string(i);
 }
 
+/// Whether a vertex position lies within kMaxCoordinate of the origin on every axis (false
+/// for NaN).
+bool drawable(const Vec3& x) { return (x.array().abs() <= kMaxCoordinate).all(); }
+
+std::string point_text(const Vec3& x) {
+  return "(" + number_text(x[0]) + ", " + number_text(x[1]) + ", " + number_text(x[2]) + ") m";
+}
+
+constexpr const char* kBeyondDrawable = ", beyond the 1e100 m from the origin at which frames can be drawn (docs/limits.md)";
+
 void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const JsonSource& source,
                double& gravity_energy) {
   const std::string density = spec.material_pointer + "/density";
@@ -29,6 +40,10 @@ void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const Js
   // stableNorm: a gravity of [1e300, 1e300, 1e300] has a finite length that norm() overflows.
   const double g = model.gravity.head(model.dimension).stableNorm();
   for (int i = 0; i < rod.vertex_count(); ++i) {
+    // A rod placed 1e200 m out runs, but no frame of it can be drawn (docs/limits.md).
+    if (!drawable(rod.initial_positions[static_cast<std::size_t>(i)]) && rod.initial_positions[static_cast<std::size_t>(i)].allFinite())
+      source.fail(spec.pointer, vertex_text(rod, i) + " lies at " +
+                                    point_text(rod.initial_positions[static_cast<std::size_t>(i)]) + kBeyondDrawable);
     const double mass = rod.vertex_mass(i);
     if (!std::isfinite(mass))
       source.fail(density, "the mass of " + vertex_text(rod, i) +
@@ -181,6 +196,9 @@ void check_handles_finite(const Model& model, const std::vector<Handle>& handles
           const Vec3 x = pose.apply(rod.initial_positions[static_cast<std::size_t>(i)]);
           if (!x.allFinite())
             source.fail(entry, "this handle moves " + vertex_text(rod, i) + " to a non-finite position" + when);
+          if (!drawable(x))
+            source.fail(entry, "this handle moves " + vertex_text(rod, i) + " to " + point_text(x) + " at t = " +
+                                   number_text(time) + " s" + kBeyondDrawable);
           if (time == 0.0) placed[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = x;
         }
         if (time == 0.0) rod_handle[static_cast<std::size_t>(r)] = static_cast<int>(h);

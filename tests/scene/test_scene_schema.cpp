@@ -124,6 +124,7 @@ const std::map<std::string, const char*> kBeyondTheSchema = {
     {"62_brush_check_unbounded", "bristles too long and tilted to check for overlaps in bounded time: geometry"},
     {"86_handle_pivot_overflows", "a handle's pose moves its rod's vertices beyond a double (pivot x rotation): arithmetic"},
     {"87_handle_places_rod_beyond_precision", "a handle places its rod where its edges round to zero length: arithmetic"},
+    {"90_handle_places_rod_beyond_drawing", "a handle places its rod beyond 1e100 m (translation plus pivot and rotation): arithmetic"},
     {"88_rod_contact_barrier_stiffness_overflows",
      "the rod-contact barrier's stiffness, sized to a heavy rod's weight under 1e308 m/s^2, overflows: arithmetic"},
     {"89_section_area_underflows", "a positive radius whose section's area underflows to zero (no mass): arithmetic"},

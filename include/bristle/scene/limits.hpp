@@ -28,5 +28,9 @@ inline constexpr int kMaxCgIterations = 1'000'000;
 inline constexpr int kMaxModes = 1000;
 /// Parallel jobs of `bristle render -j` and `bristle batch -j`.
 inline constexpr int kMaxJobs = 1024;
+/// Largest magnitude of a vertex coordinate a scene may start with, as given or as a handle
+/// places it [m]: what `bristle render` can draw (its camera works with squared distances).
+/// A run whose frames could not be drawn is refused before it starts.
+inline constexpr double kMaxCoordinate = 1e100;
 
 }  // namespace bristle
