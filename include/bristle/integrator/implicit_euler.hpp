@@ -418,9 +418,10 @@ class ImplicitEuler {
   /// Ends a step the solver takes unconverged (run_converged's stalled steps and last resort,
   /// run_constrained's last resort): true where its end is finite, no edge collapsed, and the
   /// rods' kinetic and elastic energy there is within a thousand times step_energy_scale();
-  /// otherwise fails the attempt with a message naming the rod (the step is split, or at the
-  /// deepest split the run fails).
-  bool end_unconverged(StepContext& ctx);
+  /// the report then counts it unconverged, with `unconverged_rods` more rods. Otherwise fails
+  /// the attempt with a message naming the rod (the step is split, or at the deepest split the
+  /// run fails).
+  bool end_unconverged(StepContext& ctx, int unconverged_rods);
   /// A bound on the energy the step could give the rods (see the .cpp) [J].
   double step_energy_scale(const StepContext& ctx) const;
   bool find_non_finite(const VecX& values, StepReport& report, const char* what) const;
