@@ -31,7 +31,7 @@ std::string point_text(const Vec3& x) {
   return "(" + number_text(x[0]) + ", " + number_text(x[1]) + ", " + number_text(x[2]) + ") m";
 }
 
-constexpr const char* kBeyondDrawable = ", beyond the 1e100 m from the origin at which frames can be drawn (docs/limits.md)";
+constexpr const char* kBeyondDrawable = ", a coordinate beyond the 1e100 m at which frames can be drawn (docs/limits.md)";
 
 void check_rod(const Model& model, const Rod& rod, const RodSpec& spec, const JsonSource& source,
                double& gravity_energy) {
