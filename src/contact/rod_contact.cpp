@@ -61,13 +61,35 @@ namespace {
 bool stays_clear_on_path(double gap, double travel, double gap_hat) {
   return travel <= 0.2 * gap && gap - travel >= 2.0 * gap_hat;
 }
+
+/// How far any point of segment P moves relative to any point of segment Q when their ends
+/// move by dp0, dp1 and dq0, dq1: P(s) - Q(t) moves by a convex combination of the four
+/// differences dp_k - dq_l (weights (1 - s or s)(1 - t or t)), so by at most the longest. At
+/// most the sum of the two segments' travels, and far less for segments moving together.
+double relative_travel(const Vec3& dp0, const Vec3& dp1, const Vec3& dq0, const Vec3& dq1) {
+  return std::sqrt(std::max({(dp0 - dq0).squaredNorm(), (dp0 - dq1).squaredNorm(), (dp1 - dq0).squaredNorm(),
+                             (dp1 - dq1).squaredNorm()}));
+}
 }  // namespace
 
 bool RodContact::excluded(const Segment& a, const Segment& b) const { return contact_pair_excluded(a, b, self_); }
 
-const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to) {
-  collect(x_from, x_to, pairs_, overlapping_, 1.0, true, true);
+const std::vector<RodContactPair>& RodContact::find_pairs(const VecX& x_from, const VecX& x_to, PathMotion motion) {
+  relatively_clear_.clear();
+  collect(x_from, x_to, pairs_, overlapping_, 1.0, true, true,
+          motion == PathMotion::OneFraction ? &relatively_clear_ : nullptr);
   return pairs_;
+}
+
+bool RodContact::clear_at_fractions(const VecX& x_from, const VecX& x_to, const RelativelyClearPair& pair,
+                                    double scale_a, double scale_b) const {
+  const Segment& a = segments_[pair.segment_a];
+  const Segment& b = segments_[pair.segment_b];
+  const double travel = relative_travel(scale_a * (point(x_to, a.dof0) - point(x_from, a.dof0)),
+                                        scale_a * (point(x_to, a.dof1) - point(x_from, a.dof1)),
+                                        scale_b * (point(x_to, b.dof0) - point(x_from, b.dof0)),
+                                        scale_b * (point(x_to, b.dof1) - point(x_from, b.dof1)));
+  return stays_clear_on_path(pair.gap, travel, kContactGapFraction * (a.radius + b.radius));
 }
 
 double RodContact::energy(const VecX& x) const {
@@ -187,13 +209,17 @@ bool RodContact::within_last_path(const VecX& x) const {
 }
 
 void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs,
-                         int& overlapping, double overlap_floor, bool only_near_path, bool keep_path) const {
+                         int& overlapping, double overlap_floor, bool only_near_path, bool keep_path,
+                         std::vector<RelativelyClearPair>* relatively_clear) const {
   pairs.clear();
   overlapping = 0;
+  if (relatively_clear != nullptr) relatively_clear->clear();
   if (!enabled_) return;
   const int segment_count = static_cast<int>(segments_.size());
   const bool standard = only_near_path && overlap_floor == 1.0;  // the solver's list (find_pairs, energy)
   const bool instant = &x_from == &x_to;
+  // At one instant nothing moves: no pair is clear by its relative motion alone.
+  const bool relative = relatively_clear != nullptr && only_near_path && !instant;
   if (only_near_path) {
     // How far each segment's ends go on the path: no point of the segment goes further.
     segment_travel_.resize(segments_.size());
@@ -248,6 +274,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   // brush are neighbours' segments side by side, where the bound is nearly exact and costs a
   // fifth of the distance.
   candidate_distances_.resize(count);
+  if (relative) candidate_relative_travel_.resize(count);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && count > 256)
   for (int c = 0; c < count; ++c) {
     const auto [i, j] = candidates[c];
@@ -256,10 +283,20 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     const Vec3 p0 = point(x_from, a.dof0), p1 = point(x_from, a.dof1), q0 = point(x_from, b.dof0),
                q1 = point(x_from, b.dof1);
     const double reach = a.radius + b.radius;
+    const double gap_hat = kContactGapFraction * reach;
     const double bound = segment_distance_lower_bound(p0, p1, q0, q1);
-    const bool decided = bound > overlap_floor * reach &&
-                         (!only_near_path || stays_clear_on_path(bound - reach, segment_travel_[i] + segment_travel_[j],
-                                                                 kContactGapFraction * reach));
+    double travel = only_near_path ? segment_travel_[i] + segment_travel_[j] : 0.0;
+    if (relative) {
+      // Where the travels alone do not clear the pair, the motion of its segments relative to
+      // each other may: at most the travels' sum, and for neighbours moving together (a
+      // dragged brush) a small part of it.
+      if (travel > 0.0 && !stays_clear_on_path(bound - reach, travel, gap_hat))
+        travel = std::min(travel, relative_travel(point(x_to, a.dof0) - p0, point(x_to, a.dof1) - p1,
+                                                  point(x_to, b.dof0) - q0, point(x_to, b.dof1) - q1));
+      candidate_relative_travel_[c] = travel;
+    }
+    const bool decided =
+        bound > overlap_floor * reach && (!only_near_path || stays_clear_on_path(bound - reach, travel, gap_hat));
     candidate_distances_[c] = decided ? bound : segment_distance(p0, p1, q0, q1).distance;
   }
   // The pairs in blocks of candidates on threads (forces_ is only read), joined in block order:
@@ -267,13 +304,15 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   constexpr int kBlock = 2048;
   const int blocks = (count + kBlock - 1) / kBlock;
   if (static_cast<int>(block_pairs_.size()) < blocks) block_pairs_.resize(blocks);
-  // Which candidates were not shown clear (listed, or overlapping: kept_overlapping_), kept for
-  // the path's certificate (within_last_path) and for the paths from this instant.
+  // Which candidates were not shown clear by their own travels (listed, overlapping, or clear
+  // only relatively: kept_state_), kept for the path's certificate (within_last_path) and for
+  // the paths from this instant.
   const bool keeping = standard && (keep_path || instant);
   if (keeping && static_cast<int>(block_kept_.size()) < blocks) {
     block_kept_.resize(blocks);
-    block_kept_overlapping_.resize(blocks);
+    block_kept_state_.resize(blocks);
   }
+  if (relative && static_cast<int>(block_relatively_clear_.size()) < blocks) block_relatively_clear_.resize(blocks);
   int overlapping_sum = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && blocks > 1) reduction(+ : overlapping_sum)
   for (int block = 0; block < blocks; ++block) {
@@ -281,8 +320,9 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     out.clear();
     if (keeping) {
       block_kept_[block].clear();
-      block_kept_overlapping_[block].clear();
+      block_kept_state_[block].clear();
     }
+    if (relative) block_relatively_clear_[block].clear();
     int block_overlapping = 0;
     for (int c = block * kBlock; c < std::min(count, (block + 1) * kBlock); ++c) {
       const auto [i, j] = candidates[c];
@@ -294,7 +334,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
         ++block_overlapping;
         if (keeping) {
           block_kept_[block].push_back(candidates[c]);
-          block_kept_overlapping_[block].push_back(1);
+          block_kept_state_[block].push_back(kKeptOverlapping);
         }
         continue;
       }
@@ -313,14 +353,31 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
         // differing frame). Pairs with a force estimate stay (update_forces_in clears it when
         // they leave g^). In a tilted brush the boxes of neighbouring bristles overlap along
         // their length: 10,900 candidates a call on the 15 x 15 brush, most of them far.
+        //
+        // On a path taken at one fraction (relatively_clear), T may be the bound on the two
+        // segments' motion relative to each other instead (relative_travel): the argument is
+        // the same. Such a pair is listed in relatively_clear for the caller that cuts rods to
+        // different fractions (limit_step_by_ccd), and kept for the path's certificate
+        // (within_last_path bounds each vertex's own travel only): a call on the path looks at
+        // it again.
         const double gap = distance - reach;
         const double travel = segment_travel_[i] + segment_travel_[j];
         const double gap_hat = kContactGapFraction * reach;
-        if (stays_clear_on_path(gap, travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) continue;
+        const double path_travel = relative ? candidate_relative_travel_[c] : travel;
+        if (stays_clear_on_path(gap, path_travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) {
+          if (path_travel < travel && !stays_clear_on_path(gap, travel, gap_hat)) {
+            block_relatively_clear_[block].push_back({i, j, gap});
+            if (keeping) {
+              block_kept_[block].push_back(candidates[c]);
+              block_kept_state_[block].push_back(kKeptRelativelyClear);
+            }
+          }
+          continue;
+        }
       }
       if (keeping) {
         block_kept_[block].push_back(candidates[c]);
-        block_kept_overlapping_[block].push_back(0);
+        block_kept_state_[block].push_back(kKeptListed);
       }
       out.push_back(make_pair(i, j));
     }
@@ -328,25 +385,29 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   }
   overlapping = overlapping_sum;
   for (int block = 0; block < blocks; ++block) pairs.insert(pairs.end(), block_pairs_[block].begin(), block_pairs_[block].end());
+  if (relative)
+    for (int block = 0; block < blocks; ++block)
+      relatively_clear->insert(relatively_clear->end(), block_relatively_clear_[block].begin(),
+                               block_relatively_clear_[block].end());
   if (!keeping) return;
   kept_.clear();
-  kept_overlapping_.clear();
+  kept_state_.clear();
   for (int block = 0; block < blocks; ++block) {
     kept_.insert(kept_.end(), block_kept_[block].begin(), block_kept_[block].end());
-    kept_overlapping_.insert(kept_overlapping_.end(), block_kept_overlapping_[block].begin(),
-                             block_kept_overlapping_[block].end());
+    kept_state_.insert(kept_state_.end(), block_kept_state_[block].begin(), block_kept_state_[block].end());
   }
   if (from_instant) {
     // The pairs of two still segments from the instant's list, merged into the moving ones' in
     // the order of the segments (the broad phase's).
+    // (Pairs of two still segments are never relatively clear: neither moves.)
     merged_pairs_.clear();
     merged_kept_.clear();
-    merged_kept_overlapping_.clear();
+    merged_kept_state_.clear();
     std::size_t next_pair = 0, next_kept = 0;
     auto take_moving_before = [&](const std::pair<int, int>& key) {
       while (next_kept < kept_.size() && kept_[next_kept] < key) {
-        if (!kept_overlapping_[next_kept]) merged_pairs_.push_back(pairs[next_pair++]);
-        merged_kept_overlapping_.push_back(kept_overlapping_[next_kept]);
+        if (kept_state_[next_kept] == kKeptListed) merged_pairs_.push_back(pairs[next_pair++]);
+        merged_kept_state_.push_back(kept_state_[next_kept]);
         merged_kept_.push_back(kept_[next_kept++]);
       }
     };
@@ -355,8 +416,8 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
       if (segment_moving_[i] || segment_moving_[j]) continue;
       take_moving_before(instant_kept_[k]);
       merged_kept_.push_back(instant_kept_[k]);
-      merged_kept_overlapping_.push_back(instant_kept_overlapping_[k]);
-      if (instant_kept_overlapping_[k])
+      merged_kept_state_.push_back(instant_kept_state_[k]);
+      if (instant_kept_state_[k] == kKeptOverlapping)
         ++overlapping;
       else
         merged_pairs_.push_back(make_pair(i, j));
@@ -364,11 +425,11 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     take_moving_before({segment_count, segment_count});
     pairs.swap(merged_pairs_);
     kept_.swap(merged_kept_);
-    kept_overlapping_.swap(merged_kept_overlapping_);
+    kept_state_.swap(merged_kept_state_);
   }
   if (instant) {
     instant_kept_ = kept_;
-    instant_kept_overlapping_ = kept_overlapping_;
+    instant_kept_state_ = kept_state_;
     instant_x_ = x_from;
     instant_forces_version_ = forces_version_;
     instant_valid_ = true;
@@ -513,6 +574,23 @@ double RodContact::pair_step(const VecX& x_from, const VecX& x_to, int k, double
   return capsule_time_of_impact(p0, p1, q0, q1, scale_p * (point(x_to, d[0]) - p0), scale_p * (point(x_to, d[1]) - p1),
                                 scale_q * (point(x_to, d[2]) - q0), scale_q * (point(x_to, d[3]) - q1),
                                 pairs_[k].constants.reach, iteration_keep(gap, pairs_[k].constants.gap_hat, keep));
+}
+
+double RodContact::relatively_clear_step(const VecX& x_from, const VecX& x_to, const RelativelyClearPair& pair,
+                                         double scale_a, double scale_b, double keep) const {
+  const Segment& a = segments_[pair.segment_a];
+  const Segment& b = segments_[pair.segment_b];
+  const double reach = a.radius + b.radius;
+  const Vec3 p0 = point(x_from, a.dof0), p1 = point(x_from, a.dof1), q0 = point(x_from, b.dof0), q1 = point(x_from, b.dof1);
+  const double gap = segment_distance(p0, p1, q0, q1).distance - reach;
+  return capsule_time_of_impact(p0, p1, q0, q1, scale_a * (point(x_to, a.dof0) - p0), scale_a * (point(x_to, a.dof1) - p1),
+                                scale_b * (point(x_to, b.dof0) - q0), scale_b * (point(x_to, b.dof1) - q1), reach,
+                                iteration_keep(gap, kContactGapFraction * reach, keep));
+}
+
+const RodContactPair& RodContact::list_relatively_clear(const RelativelyClearPair& pair) {
+  pairs_.push_back(make_pair(pair.segment_a, pair.segment_b));
+  return pairs_.back();
 }
 
 double RodContact::max_step_reversed(const VecX& x_from, const VecX& x_to, double keep) const {

@@ -1142,10 +1142,11 @@ void ImplicitEuler::lag_friction(StepContext& ctx) {
   ctx.report.assembly_seconds += seconds_since(start);
 }
 
-void ImplicitEuler::load_contact_pairs(const VecX& x_from, const VecX& x_to) {
+void ImplicitEuler::load_contact_pairs(const VecX& x_from, const VecX& x_to, PathMotion motion) {
   ElementTable<RodContactTerm>& table = assembler_.table<RodContactTerm>();
   table.clear_coupling();
-  for (const RodContactPair& pair : rod_contact_.find_pairs(x_from, x_to)) table.add_coupling(pair.dofs, pair.constants);
+  for (const RodContactPair& pair : rod_contact_.find_pairs(x_from, x_to, motion))
+    table.add_coupling(pair.dofs, pair.constants);
 }
 
 double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
@@ -1173,7 +1174,10 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
     ctx.trial_x[i] = x_hat[i] + h * (ctx.v[i] + ctx.dv[i]);
   });
   if (!ctx.trial_x.allFinite()) return 0.0;
-  load_contact_pairs(ctx.linearization_point, ctx.trial_x);
+  // Each group's path is a fraction of the whole: a pair clear of the path by its segments'
+  // relative motion is clear while both go one fraction, and where two groups go different
+  // fractions it is checked below.
+  load_contact_pairs(ctx.linearization_point, ctx.trial_x, PathMotion::OneFraction);
   rod_contact_.pair_steps(ctx.linearization_point, ctx.trial_x, kKeep, pair_steps_, pair_active_);
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
@@ -1198,6 +1202,12 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
   };
   for (int k = 0; k < pair_count; ++k)
     if (pair_active_[k]) join(pair_rods_[k].first, pair_rods_[k].second);
+  const std::vector<RelativelyClearPair>& clear_pairs = rod_contact_.relatively_clear_pairs();
+  const int clear_count = static_cast<int>(clear_pairs.size());
+  clear_rods_.resize(clear_count);
+  for (int c = 0; c < clear_count; ++c)
+    clear_rods_[c] = {rod_contact_.segment_rod(clear_pairs[c].segment_a), rod_contact_.segment_rod(clear_pairs[c].segment_b)};
+  clear_near_.assign(clear_count, 0);
   const ElementTable<RodFrictionTerm>& friction = assembler_.table<RodFrictionTerm>();
   for (int k = 0; k < friction.coupling_size(); ++k)
     join(rod_of(friction.coupling_dofs(k)[0]), rod_of(friction.coupling_dofs(k)[2]));
@@ -1221,6 +1231,24 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
       join(a, b);
       joined = true;
     }
+    // A pair left out as clear only by its segments' motion relative to each other (a dragged
+    // brush's neighbours) is clear while both go one fraction; at two fractions its rods part
+    // by the difference. Unless it still stays clear of the barrier, it is checked as a listed
+    // pair is (and listed for the search, below).
+    for (int c = 0; c < clear_count; ++c) {
+      const int a = group_of(clear_rods_[c].first), b = group_of(clear_rods_[c].second);
+      if (a == b || group_step_[a] == group_step_[b]) continue;
+      const RelativelyClearPair& pair = clear_pairs[c];
+      if (!clear_near_[c] &&
+          rod_contact_.clear_at_fractions(ctx.linearization_point, ctx.trial_x, pair, group_step_[a], group_step_[b]))
+        continue;
+      clear_near_[c] = 1;
+      if (rod_contact_.relatively_clear_step(ctx.linearization_point, ctx.trial_x, pair, group_step_[a],
+                                             group_step_[b], kKeep) >= 1.0)
+        continue;
+      join(a, b);
+      joined = true;
+    }
     if (joined) settle();
   }
   double smallest = 1.0, largest = 0.0;
@@ -1230,6 +1258,18 @@ double ImplicitEuler::limit_step_by_ccd(StepContext& ctx) {
     largest = std::max(largest, step);
   }
   if (smallest < 1.0) ++ctx.report.ccd_limited;
+  // The relatively clear pairs that may come near at their groups' two fractions join the
+  // barrier's pairs, whose energy the line search evaluates along the cut path.
+  if (smallest != largest) {
+    ElementTable<RodContactTerm>& table = assembler_.table<RodContactTerm>();
+    for (int c = 0; c < clear_count; ++c) {
+      if (!clear_near_[c]) continue;
+      const int a = group_of(clear_rods_[c].first), b = group_of(clear_rods_[c].second);
+      if (a == b || group_step_[a] == group_step_[b]) continue;
+      const RodContactPair& pair = rod_contact_.list_relatively_clear(clear_pairs[c]);
+      table.add_coupling(pair.dofs, pair.constants);
+    }
+  }
   // One fraction for all (a single group, or all cut alike): the plain step bound.
   if (smallest == largest) return smallest;
   // Newton's own direction stays in dv (the convergence tests measure it); the search goes
@@ -1370,7 +1410,7 @@ bool ImplicitEuler::end_at_clear_iterate(StepContext& ctx) {
     ctx.trial_x.resize(dofs);
     for_each_entry(dofs, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * v[i]; });
     if (!ctx.trial_x.allFinite()) continue;
-    load_contact_pairs(x0, ctx.trial_x);
+    load_contact_pairs(x0, ctx.trial_x, PathMotion::OneFraction);
     if (rod_contact_.max_step_reversed(x0, ctx.trial_x, kPathKeep) < 1.0) continue;
     ctx.v = v;
     ctx.x1.swap(ctx.trial_x);
@@ -1392,7 +1432,7 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // split, the step ends part of the way, apart, counted as unconverged (below).
   const VecX& x0 = *ctx.x0;
   const Clock::time_point start = Clock::now();
-  load_contact_pairs(x0, ctx.x1);
+  load_contact_pairs(x0, ctx.x1, PathMotion::OneFraction);
   constexpr double kPathKeep = 1e-3;  // end no closer than this fraction of the start gap
   double t = rod_contact_.max_step_reversed(x0, ctx.x1, kPathKeep);
   // The end the cut takes, x0 + t (x1 - x0), is a point no iterate was: the straight path to

@@ -511,6 +511,68 @@ TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 
 }
 
 
+TEST_CASE("rod-rod contact: of two rods falling together onto held rods, the upper stops on the lower") {
+  // A free rod across two held ones, 1 cm above them, and a second free rod 4 radii above it,
+  // both thrown down at 2 m/s, dt = 1/24 s. In each Newton iteration the two move together:
+  // their pair is clear of the path by their relative motion (PathMotion::OneFraction), while
+  // CCD cuts the lower rod at the held ones. The upper rod's own fraction would then take it
+  // into the lower: limit_step_by_ccd must check the pair at the two fractions.
+  const Material nylon = make_material(1140.0, kRadius, 3.0e9);
+  std::vector<Rod> rods;
+  std::vector<int> all;
+  for (int i = 0; i <= 6; ++i) all.push_back(i);
+  for (const double x : {-0.03, 0.03})
+    rods.push_back(straight_rod(6, Vec3(x, -0.03, 0), Vec3(x, 0.03, 0), 3, all, nylon, x < 0 ? "left" : "right"));
+  rods.push_back(straight_rod(8, Vec3(-0.04, 0, 0.01), Vec3(0.04, 0, 0.01), 3, {}, nylon, "lower"));
+  // The upper rod shorter, between the held rods: the lower is the only rod in its way.
+  rods.push_back(straight_rod(8, Vec3(-0.02, 0, 0.01 + 4.0 * kRadius), Vec3(0.02, 0, 0.01 + 4.0 * kRadius), 3, {},
+                              nylon, "upper"));
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -kG));
+  model.rod_contact.enabled = true;
+  ImplicitEuler integrator(model, SolverSettings{});
+  State state = initial_state(model);
+  for (const int rod : {2, 3})
+    for (int i = 0; i < model.rods[rod].vertex_count(); ++i) state.velocities[model.layout.vertex_dof(rod, i) + 2] = -2.0;
+  constexpr int kLower = 2, kUpper = 3;
+  auto smallest_gap = [&](int rod_a, int rod_b) {
+    double smallest = 1e300;
+    for (int a = 0; a < model.rods[rod_a].edge_count(); ++a)
+      for (int b = 0; b < model.rods[rod_b].edge_count(); ++b)
+        smallest = std::min(smallest, segment_distance(vertex_position(model, state.positions, rod_a, a),
+                                                       vertex_position(model, state.positions, rod_a, a + 1),
+                                                       vertex_position(model, state.positions, rod_b, b),
+                                                       vertex_position(model, state.positions, rod_b, b + 1))
+                                              .distance -
+                                          2.0 * kRadius);
+    return smallest / kRadius;
+  };
+  double lowest_gap = 1e300;
+  int rod_crossings = 0;
+  for (int k = 0; k < 24; ++k) {
+    const StepReport report = integrator.step(state, 1.0 / 24.0);
+    REQUIRE_MESSAGE(report.ok, report.failure);
+    rod_crossings += report.rod_crossings;
+    // Every iterate apart, the landing step's straight motion is clear: it is not split (an
+    // upper rod sent through the lower by one iterate is caught at the step's end, which then
+    // splits: 3 substeps, unconverged).
+    if (k == 0) {
+      CHECK(report.substeps == 1);
+      CHECK(report.converged);
+    }
+    lowest_gap = std::min({lowest_gap, smallest_gap(0, kLower), smallest_gap(1, kLower), smallest_gap(kLower, kUpper)});
+    // The upper rod's middle stays above the lower's.
+    CHECK(vertex_position(model, state.positions, kUpper, 4).z() > vertex_position(model, state.positions, kLower, 4).z());
+  }
+  MESSAGE("smallest gap " << lowest_gap << " of the radius; at the end, lower on held " << smallest_gap(0, kLower)
+                          << " and " << smallest_gap(1, kLower) << ", upper on lower " << smallest_gap(kLower, kUpper));
+  CHECK(rod_crossings == 0);
+  CHECK(lowest_gap > 0.0);
+  // Both at rest, stacked: centre lines 2 r apart within a few percent of r.
+  CHECK(smallest_gap(0, kLower) < 0.03);
+  CHECK(smallest_gap(1, kLower) < 0.03);
+  CHECK(smallest_gap(kLower, kUpper) < 0.03);
+}
+
 namespace {
 
 /// A rod held along x up to x = 0, and a free rod across it near its end, its centre line
@@ -828,6 +890,107 @@ std::vector<std::array<int, 2>> listed_segments(const std::vector<RodContactPair
 }
 }  // namespace
 
+TEST_CASE("rod-rod contact: on a path taken at one fraction, pairs moving together are left out as relatively clear") {
+  // A dragged brush's neighbouring bristles move together: their travels are long, their
+  // motion relative to each other short. On a path every rod goes one fraction of
+  // (PathMotion::OneFraction), find_pairs leaves out pairs that motion cannot bring near, and
+  // lists them as relatively clear, for a caller that cuts rods to different fractions
+  // (limit_step_by_ccd; clear_at_fractions). Checked by brute force along the path, at one
+  // fraction and at two.
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<Rod> rods;
+  const int side = 4;
+  const double spacing = reach + 20.0 * gap_hat, tilt = 0.7;
+  for (int a = 0; a < side; ++a)
+    for (int b = 0; b < side; ++b) {
+      const Vec3 base((a * spacing + 9.9 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 9.9 * gap_hat * u(rng), 0.0);
+      rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
+    }
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+  model.rod_contact.enabled = true;
+  model.rod_contact.self = false;
+  RodContact contact(model, model.dof_masses());
+  const DofLayout& layout = model.layout;
+  const VecX from = initial_state(model).positions;
+  auto point = [&](const VecX& x, int segment_dof) -> Vec3 { return x.segment<3>(segment_dof); };
+  const auto listed = listed_segments;
+
+  int relatively_clear = 0, apart_at_two_fractions = 0, near_at_two_fractions = 0;
+  // A drag of 40 g^ (the pairs' gaps are 10 to 30 g^), with relative motions of none to 3 g^.
+  const Vec3 drag = 40.0 * gap_hat * Vec3(0.6, -0.48, 0.64);
+  for (const double motion : {0.0, 0.5 * gap_hat, 3.0 * gap_hat}) {
+    CAPTURE(motion / gap_hat);
+    VecX to = from;
+    for (int v = 0; v < layout.vertex_count(); ++v) {
+      const int dof = layout.vertex_dof(v);
+      for (int k = 0; k < 3; ++k) to[dof + k] += drag[k] + motion * u(rng);
+    }
+    const auto any_fractions = listed(contact.find_pairs(from, to));
+    CHECK(contact.relatively_clear_pairs().empty());
+    const std::vector<RodContactPair> one_fraction_pairs = contact.find_pairs(from, to, PathMotion::OneFraction);
+    const auto one_fraction = listed(one_fraction_pairs);
+    const std::vector<RelativelyClearPair> clear = contact.relatively_clear_pairs();
+    std::vector<std::array<int, 2>> clear_segments;
+    for (const RelativelyClearPair& pair : clear) clear_segments.push_back({pair.segment_a, pair.segment_b});
+    REQUIRE(std::is_sorted(clear_segments.begin(), clear_segments.end()));
+    // Every pair the travels alone list is listed or relatively clear, never both.
+    for (const auto& pair : any_fractions) {
+      const bool in_one = std::binary_search(one_fraction.begin(), one_fraction.end(), pair);
+      const bool in_clear = std::binary_search(clear_segments.begin(), clear_segments.end(), pair);
+      CHECK(in_one != in_clear);
+    }
+    for (const auto& pair : one_fraction) CHECK(std::binary_search(any_fractions.begin(), any_fractions.end(), pair));
+    relatively_clear += static_cast<int>(clear.size());
+    // Segment k's first DOF, from its rod and index.
+    std::vector<int> segment_dof;
+    for (int r = 0; r < layout.rod_count(); ++r)
+      for (int j = 0; j < model.rods[r].edge_count(); ++j) segment_dof.push_back(layout.vertex_dof(r, j));
+    for (const RelativelyClearPair& pair : clear) {
+      const int a = segment_dof[pair.segment_a], b = segment_dof[pair.segment_b];
+      const int a1 = a + 3, b1 = b + 3;  // the next vertex of the same rod
+      const Vec3 p0 = point(from, a), p1 = point(from, a1), q0 = point(from, b), q1 = point(from, b1);
+      const Vec3 dp0 = point(to, a) - p0, dp1 = point(to, a1) - p1, dq0 = point(to, b) - q0, dq1 = point(to, b1) - q1;
+      const double start_gap = segment_distance(p0, p1, q0, q1).distance - reach;
+      CHECK(pair.gap <= start_gap);
+      auto smallest_gap = [&](double scale_a, double scale_b) {
+        double smallest = start_gap;
+        for (int k = 1; k <= 50; ++k) {
+          const double ta = scale_a * k / 50.0, tb = scale_b * k / 50.0;
+          smallest = std::min(smallest, segment_distance(p0 + ta * dp0, p1 + ta * dp1, q0 + tb * dq0, q1 + tb * dq1).distance - reach);
+        }
+        return smallest;
+      };
+      // At one fraction: clear of the barrier all the way, and no CCD bound below 1.
+      CHECK(contact.clear_at_fractions(from, to, pair, 1.0, 1.0));
+      CHECK(contact.clear_at_fractions(from, to, pair, 0.5, 0.5));
+      CHECK(smallest_gap(1.0, 1.0) >= std::max(2.0 * gap_hat, 0.8 * start_gap - 1e-12));
+      for (const double keep : {0.5, 0.1, 1e-3})
+        CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
+      // At two fractions, the whole way for one and 0.9 of it for the other: the drag parts
+      // them by 4 g^, more than a fifth of some gaps. Where clear_at_fractions says clear, it is.
+      if (contact.clear_at_fractions(from, to, pair, 1.0, 0.9)) {
+        ++apart_at_two_fractions;
+        // stays clear of 2 g^, and closes at most a fifth of its gap
+        const double smallest = smallest_gap(1.0, 0.9);
+        CHECK(smallest >= 2.0 * gap_hat);
+        CHECK(smallest >= 0.8 * start_gap - 1e-12);
+      } else {
+        ++near_at_two_fractions;
+      }
+    }
+  }
+  MESSAGE(relatively_clear << " relatively clear pairs: " << apart_at_two_fractions << " clear at two fractions, "
+                           << near_at_two_fractions << " not");
+  CHECK(relatively_clear > 100);
+  CHECK(apart_at_two_fractions > 10);
+  CHECK(near_at_two_fractions > 10);
+}
+
 TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those a fresh broad phase finds") {
   // After find_pairs over a path (CCD's search), a call at one instant on that path (Newton's
   // next iterate, each rod some fraction of the way) takes its candidates from the path's
@@ -844,14 +1007,21 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
   const VecX from = initial_state(model).positions;
   RodContact contact(model, model.dof_masses());
   const auto listed = listed_segments;
-  int compared = 0, nonempty = 0;
+  int compared = 0, nonempty = 0, relatively_clear = 0;
+  // Dragged: every vertex also moved by 20 g^ along x, the path taken at one fraction
+  // (PathMotion::OneFraction), whose relatively clear pairs come near where neighbours go
+  // different fractions: they must be looked at again.
+  for (const bool dragged : {false, true})
   for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
     for (int trial = 0; trial < 4; ++trial) {
+      CAPTURE(dragged);
       CAPTURE(motion / gap_hat);
       CAPTURE(trial);
       VecX to = from;
-      for (int i = 0; i < to.size(); ++i) to[i] += motion * u(rng);
-      contact.find_pairs(from, to);
+      for (int i = 0; i < to.size(); ++i) to[i] += motion * u(rng) + (dragged && i % 3 == 0 ? 20.0 * gap_hat : 0.0);
+      const PathMotion path_motion = dragged ? PathMotion::OneFraction : PathMotion::AnyFractions;
+      contact.find_pairs(from, to, path_motion);
+      relatively_clear += static_cast<int>(contact.relatively_clear_pairs().size());
       // Each rod some fraction of its way: none, all, or between; the last point overshoots.
       for (const bool off_path : {false, true}) {
         VecX x = from;
@@ -873,12 +1043,13 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
         ++compared;
         if (!expected.empty()) ++nonempty;
         // The list kept is still the path's: find_pairs(x, x) kept none of its own.
-        contact.find_pairs(from, to);
+        contact.find_pairs(from, to, path_motion);
       }
     }
   }
-  CHECK(compared == 24);
-  CHECK(nonempty >= 12);
+  CHECK(compared == 48);
+  CHECK(nonempty >= 24);
+  CHECK(relatively_clear > 100);
 }
 
 TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs from the last instant listed") {

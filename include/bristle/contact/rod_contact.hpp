@@ -71,6 +71,26 @@ struct RodContactPair {
   int segment_a = 0, segment_b = 0;  ///< indices into RodContact's segments, a < b
 };
 
+/// How a caller moves along a path it asks find_pairs for.
+enum class PathMotion {
+  /// Each vertex may go any fraction of its own way (a carry whose free vertices are cut and
+  /// fixed ones not): a pair is left out only where its segments' own travels cannot bring it
+  /// near, whatever the other does.
+  AnyFractions,
+  /// Every vertex goes the same fraction of its way, or the caller checks
+  /// relatively_clear_pairs() where rods go different fractions (limit_step_by_ccd): a pair is
+  /// also left out where the two segments' motion relative to each other cannot bring it near
+  /// (a dragged brush's neighbouring bristles, which move together).
+  OneFraction,
+};
+
+/// A pair find_pairs left out as clear of a OneFraction path only by its segments' relative
+/// motion: its segments (a < b) and a lower bound on its gap at the path's start [m].
+struct RelativelyClearPair {
+  int segment_a = 0, segment_b = 0;
+  double gap = 0.0;
+};
+
 /// What the last measure() found.
 struct RodContactStats {
   int pairs = 0;       ///< pairs whose gap is below g^ (the barrier acts on them)
@@ -93,8 +113,24 @@ class RodContact {
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
   /// The pairs near each other anywhere on the straight path from x_from to x_to (both
-  /// finite). Pairs overlapping at x_from are left out (counted in overlapping()).
-  const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to);
+  /// finite), as the caller moves along it (`motion`). Pairs overlapping at x_from are left
+  /// out (counted in overlapping()).
+  const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to,
+                                                PathMotion motion = PathMotion::AnyFractions);
+  /// The pairs the last find_pairs left out as clear of its OneFraction path only by their
+  /// segments' relative motion (none after an AnyFractions call), in segment order.
+  const std::vector<RelativelyClearPair>& relatively_clear_pairs() const { return relatively_clear_; }
+  /// Whether such a pair stays clear of the barrier (2 g^ apart, a fifth of its gap at most
+  /// closed) when its first segment goes the fraction `scale_a` of its way from x_from to x_to
+  /// and its second `scale_b` (two rods cut to different fractions by CCD).
+  bool clear_at_fractions(const VecX& x_from, const VecX& x_to, const RelativelyClearPair& pair, double scale_a,
+                          double scale_b) const;
+  /// pair_step's bound for such a pair.
+  double relatively_clear_step(const VecX& x_from, const VecX& x_to, const RelativelyClearPair& pair, double scale_a,
+                               double scale_b, double keep) const;
+  /// Appends such a pair to pairs() (where its rods go different fractions, it may come near)
+  /// and returns it.
+  const RodContactPair& list_relatively_clear(const RelativelyClearPair& pair);
   const std::vector<RodContactPair>& pairs() const { return pairs_; }
   /// The rod a segment belongs to (RodContactPair::segment_a, segment_b).
   int segment_rod(int segment) const { return segments_[segment].rod; }
@@ -215,8 +251,12 @@ class RodContact {
   /// With `keep_path` (find_pairs), the path is kept for within_last_path. A call at one
   /// instant (x_from and x_to the same vector) on the last kept path takes its candidates from
   /// that path's list instead of the broad phase: the same pairs.
+  /// With `relatively_clear` (only with `only_near_path`), pairs clear of the path by their
+  /// segments' motion relative to each other are left out too, and listed there: the path is
+  /// taken at one fraction (PathMotion::OneFraction).
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
-               double overlap_floor = 1.0, bool only_near_path = false, bool keep_path = false) const;
+               double overlap_floor = 1.0, bool only_near_path = false, bool keep_path = false,
+               std::vector<RelativelyClearPair>* relatively_clear = nullptr) const;
   /// The box of segment `segment` swept from x_from to x_to, grown by its radius and g^.
   AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment) const;
   /// The broad phase's candidate pairs over the swept boxes (left in boxes_ until a kept path
@@ -257,12 +297,17 @@ class RodContact {
   double gravity_ = 0.0;  // |g| [m/s^2]
   std::vector<Segment> segments_;
   std::vector<RodContactPair> pairs_;
+  std::vector<RelativelyClearPair> relatively_clear_;
   int overlapping_ = 0;
   // collect()'s broad phase, kept across calls (a cache: collect stays const to its callers).
   mutable BoxPairList candidate_list_;   // kept for short paths (RodContact::collect)
   mutable BoxPairList long_path_list_;   // and for paths longer than the radii
   mutable BoxPairList crossing_list_;    // crossings()' over each step
   mutable std::vector<double> candidate_distances_;
+  // Per candidate: a bound on how far any point of one segment moves relative to any point of
+  // the other on the path (collect's relatively_clear).
+  mutable std::vector<double> candidate_relative_travel_;
+  mutable std::vector<std::vector<RelativelyClearPair>> block_relatively_clear_;
   mutable std::vector<double> segment_travel_;
   mutable std::vector<std::vector<RodContactPair>> block_pairs_;  // collect's pairs, per block of candidates
   mutable std::vector<AxisBox> boxes_;  // scratch: the broad phase's swept boxes, within_last_path's at x
@@ -276,15 +321,18 @@ class RodContact {
   mutable bool instant_valid_ = false;
   mutable VecX instant_x_;
   mutable std::vector<std::pair<int, int>> instant_kept_;
-  mutable std::vector<char> instant_kept_overlapping_;
+  // What collect did with each kept candidate: listed, overlapping at the start, or left out as
+  // clear only relative to the two segments' common motion (kept for the path's certificate).
+  enum KeptState : char { kKeptListed = 0, kKeptOverlapping = 1, kKeptRelativelyClear = 2 };
+  mutable std::vector<char> instant_kept_state_;
   mutable std::uint64_t instant_forces_version_ = 0;
   std::uint64_t forces_version_ = 0;
   mutable int instant_list_reuses_ = 0;
   mutable std::vector<char> segment_moving_;
   mutable std::vector<std::pair<int, int>> kept_, merged_kept_;
-  mutable std::vector<char> kept_overlapping_, merged_kept_overlapping_;
+  mutable std::vector<char> kept_state_, merged_kept_state_;
   mutable std::vector<RodContactPair> merged_pairs_;
-  mutable std::vector<std::vector<char>> block_kept_overlapping_;
+  mutable std::vector<std::vector<char>> block_kept_state_;
   mutable int path_list_reuses_ = 0;
   mutable VecX last_path_from_;
   mutable std::vector<AxisBox> last_path_boxes_;

@@ -447,7 +447,7 @@ class ImplicitEuler {
   LineSearch search_phi(StepContext& ctx, double potential_at_v, double slope, double damping_scale,
                         double first_step = 1.0);
   /// Rod-rod contact: the pairs near each other at x (coupling elements of the barrier term).
-  void load_contact_pairs(const VecX& x_from, const VecX& x_to);
+  void load_contact_pairs(const VecX& x_from, const VecX& x_to, PathMotion motion = PathMotion::AnyFractions);
   /// Rod-rod contact: the pairs along the path from the iterate to the full Newton step, and
   /// the largest fraction of the step CCD allows.
   double limit_step_by_ccd(StepContext& ctx);
@@ -500,6 +500,10 @@ class ImplicitEuler {
   std::vector<int> rod_group_;
   std::vector<char> pair_active_;
   std::vector<std::pair<int, int>> pair_rods_;
+  // limit_step_by_ccd's relatively clear pairs (RodContact::relatively_clear_pairs): their rods,
+  // and whether at their groups' fractions they may come near.
+  std::vector<std::pair<int, int>> clear_rods_;
+  std::vector<char> clear_near_;
   bool keep_system_matrix_ = false;
   const volatile std::sig_atomic_t* stop_ = nullptr;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
