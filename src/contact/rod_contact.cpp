@@ -313,6 +313,7 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     block_kept_state_.resize(blocks);
   }
   if (relative && static_cast<int>(block_relatively_clear_.size()) < blocks) block_relatively_clear_.resize(blocks);
+  if (only_near_path) refresh_segment_forces();
   int overlapping_sum = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (threads_ > 1 && blocks > 1) reduction(+ : overlapping_sum)
   for (int block = 0; block < blocks; ++block) {
@@ -356,16 +357,18 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
         //
         // On a path taken at one fraction (relatively_clear), T may be the bound on the two
         // segments' motion relative to each other instead (relative_travel): the argument is
-        // the same. Such a pair is listed in relatively_clear for the caller that cuts rods to
-        // different fractions (limit_step_by_ccd), and kept for the path's certificate
-        // (within_last_path bounds each vertex's own travel only): a call on the path looks at
-        // it again.
+        // the same. A pair so cleared that the travels do not clear (with the gap as bounded
+        // here: the lower bound where it decided, so a few the exact distance would have
+        // cleared by the travels count too) is listed in relatively_clear for the caller that
+        // cuts rods to different fractions (limit_step_by_ccd), and kept for the path's
+        // certificate (within_last_path bounds each vertex's own travel only): a call on the
+        // path looks at it again.
         const double gap = distance - reach;
         const double travel = segment_travel_[i] + segment_travel_[j];
         const double gap_hat = kContactGapFraction * reach;
         const double path_travel = relative ? candidate_relative_travel_[c] : travel;
-        if (stays_clear_on_path(gap, path_travel, gap_hat) && forces_.find(pair_key(i, j)) == forces_.end()) {
-          if (path_travel < travel && !stays_clear_on_path(gap, travel, gap_hat)) {
+        if (stays_clear_on_path(gap, path_travel, gap_hat) && !has_force_estimate(i, j)) {
+          if (relative && path_travel < travel && !stays_clear_on_path(gap, travel, gap_hat)) {
             block_relatively_clear_[block].push_back({i, j, gap});
             if (keeping) {
               block_kept_[block].push_back(candidates[c]);
@@ -417,9 +420,10 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
       take_moving_before(instant_kept_[k]);
       merged_kept_.push_back(instant_kept_[k]);
       merged_kept_state_.push_back(instant_kept_state_[k]);
+      // (An instant's list holds no relatively clear pair: nothing moves at an instant.)
       if (instant_kept_state_[k] == kKeptOverlapping)
         ++overlapping;
-      else
+      else if (instant_kept_state_[k] == kKeptListed)
         merged_pairs_.push_back(make_pair(i, j));
     }
     take_moving_before({segment_count, segment_count});
@@ -445,6 +449,19 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
     last_path_travel_.swap(segment_travel_);
     last_path_valid_ = true;
   }
+}
+
+void RodContact::refresh_segment_forces() const {
+  if (segment_forces_valid_ && segment_forces_version_ == forces_version_ &&
+      segment_has_force_.size() == segments_.size())
+    return;
+  segment_has_force_.assign(segments_.size(), 0);
+  for (const auto& entry : forces_) {
+    segment_has_force_[static_cast<std::size_t>(entry.first >> 32)] = 1;
+    segment_has_force_[static_cast<std::uint32_t>(entry.first)] = 1;
+  }
+  segment_forces_version_ = forces_version_;
+  segment_forces_valid_ = true;
 }
 
 RodContactPair RodContact::make_pair(int i, int j) const {

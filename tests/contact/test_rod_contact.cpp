@@ -973,14 +973,27 @@ TEST_CASE("rod-rod contact: on a path taken at one fraction, pairs moving togeth
         CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
       // At two fractions, the whole way for one and 0.9 of it for the other: the drag parts
       // them by 4 g^, more than a fifth of some gaps. Where clear_at_fractions says clear, it is.
-      if (contact.clear_at_fractions(from, to, pair, 1.0, 0.9)) {
-        ++apart_at_two_fractions;
-        // stays clear of 2 g^, and closes at most a fifth of its gap
-        const double smallest = smallest_gap(1.0, 0.9);
-        CHECK(smallest >= 2.0 * gap_hat);
-        CHECK(smallest >= 0.8 * start_gap - 1e-12);
-      } else {
-        ++near_at_two_fractions;
+      for (const auto& [scale_a, scale_b] : {std::pair{1.0, 0.9}, std::pair{0.9, 1.0}}) {
+        if (contact.clear_at_fractions(from, to, pair, scale_a, scale_b)) {
+          ++apart_at_two_fractions;
+          // stays clear of 2 g^, and closes at most a fifth of its gap
+          const double smallest = smallest_gap(scale_a, scale_b);
+          CHECK(smallest >= 2.0 * gap_hat);
+          CHECK(smallest >= 0.8 * start_gap - 1e-12);
+        } else {
+          ++near_at_two_fractions;
+          // Its CCD bound at the two fractions keeps it apart up to there, and is a listed
+          // pair's (RodContact::pair_step) once it is listed.
+          const double t = contact.relatively_clear_step(from, to, pair, scale_a, scale_b, 0.1);
+          CHECK(t >= 0.0);
+          CHECK(t <= 1.0);
+          CHECK(smallest_gap(t * scale_a, t * scale_b) > 0.0);
+          const RodContactPair& listed_pair = contact.list_relatively_clear(pair);
+          CHECK(listed_pair.segment_a == pair.segment_a);
+          CHECK(listed_pair.segment_b == pair.segment_b);
+          const int k = static_cast<int>(contact.pairs().size()) - 1;
+          CHECK(contact.pair_step(from, to, k, scale_a, scale_b, 0.1) == t);
+        }
       }
     }
   }
@@ -1007,7 +1020,7 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
   const VecX from = initial_state(model).positions;
   RodContact contact(model, model.dof_masses());
   const auto listed = listed_segments;
-  int compared = 0, nonempty = 0, relatively_clear = 0;
+  int compared = 0, nonempty = 0, relatively_clear = 0, relatively_clear_near = 0;
   // Dragged: every vertex also moved by 20 g^ along x, the path taken at one fraction
   // (PathMotion::OneFraction), whose relatively clear pairs come near where neighbours go
   // different fractions: they must be looked at again.
@@ -1031,6 +1044,9 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
           for (int dof = begin; dof < end; ++dof) x[dof] = from[dof] + s * (to[dof] - from[dof]);
         }
         const int reuses = contact.path_list_reuses();
+        std::vector<std::array<int, 2>> clear_on_path;
+        for (const RelativelyClearPair& pair : contact.relatively_clear_pairs())
+          clear_on_path.push_back({pair.segment_a, pair.segment_b});
         const auto reused = listed(contact.find_pairs(x, x));
         const int reused_overlapping = contact.overlapping();
         CHECK(contact.path_list_reuses() == reuses + (off_path ? 0 : 1));
@@ -1040,6 +1056,10 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
         CHECK(reused == expected);
         CHECK(reused_overlapping == fresh.overlapping());
         CHECK(reused_overlapping > 0);
+        // Pairs left out of the path as relatively clear that are near at x (neighbours that
+        // went different fractions): the path's list must have kept them.
+        for (const auto& pair : expected)
+          relatively_clear_near += std::binary_search(clear_on_path.begin(), clear_on_path.end(), pair) ? 1 : 0;
         ++compared;
         if (!expected.empty()) ++nonempty;
         // The list kept is still the path's: find_pairs(x, x) kept none of its own.
@@ -1047,9 +1067,11 @@ TEST_CASE("rod-rod contact: pairs at a point of the last searched path are those
       }
     }
   }
+  MESSAGE(relatively_clear << " relatively clear pairs on the paths, " << relatively_clear_near << " of them near at a point");
   CHECK(compared == 48);
   CHECK(nonempty >= 24);
   CHECK(relatively_clear > 100);
+  CHECK(relatively_clear_near > 0);
 }
 
 TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs from the last instant listed") {
@@ -1068,11 +1090,17 @@ TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs 
   const VecX start = initial_state(model).positions;
   RodContact contact(model, model.dof_masses());
   const auto listed = listed_segments;
-  int compared = 0, nonempty = 0;
+  int compared = 0, nonempty = 0, relatively_clear = 0;
+  // Dragged: the moving rods also moved together by 20 g^ along x, the path taken at one
+  // fraction (PathMotion::OneFraction): the moving pairs' list then has relatively clear
+  // pairs among its kept ones, which the merge with the instant's must pass over.
+  for (const bool dragged : {false, true})
   for (const double motion : {0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
     for (const int moving_rods : {1, 4, 12}) {
+      CAPTURE(dragged);
       CAPTURE(motion / gap_hat);
       CAPTURE(moving_rods);
+      const PathMotion path_motion = dragged ? PathMotion::OneFraction : PathMotion::AnyFractions;
       // The instant: the start moved a little, listed as the assembly lists it.
       VecX x = start;
       for (int i = 0; i < x.size(); ++i) x[i] += 0.5 * gap_hat * u(rng);
@@ -1081,22 +1109,31 @@ TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs 
       for (int r = 0; r < moving_rods; ++r) {
         const int rod = (5 * r + 3) % layout.rod_count();
         const auto [begin, end] = layout.rod_dof_range(rod);
-        for (int dof = begin; dof < end; ++dof) to[dof] += motion * u(rng);
+        for (int dof = begin; dof < end; ++dof)
+          to[dof] += motion * u(rng) + (dragged && (dof - begin) % 3 == 0 ? 20.0 * gap_hat : 0.0);
       }
       for (const bool from_instant : {true, false}) {
         // From a copy of the instant with one coordinate changed: not that instant.
         VecX from = x;
         if (!from_instant) from[0] += 1e-3 * gap_hat;
         const int reuses = contact.instant_list_reuses();
-        const auto path = listed(contact.find_pairs(from, to));
+        const auto path = listed(contact.find_pairs(from, to, path_motion));
         const int path_overlapping = contact.overlapping();
+        const std::vector<RelativelyClearPair> path_clear = contact.relatively_clear_pairs();
+        relatively_clear += static_cast<int>(path_clear.size());
         // At most a quarter of the 16 x 7 segments moving: 4 rods of 16.
         CHECK(contact.instant_list_reuses() == reuses + (from_instant && moving_rods <= 4 ? 1 : 0));
         RodContact fresh(model, model.dof_masses());
-        const auto expected = listed(fresh.find_pairs(from, to));
+        const auto expected = listed(fresh.find_pairs(from, to, path_motion));
         CHECK(fresh.instant_list_reuses() == 0);
         CHECK(path == expected);
         CHECK(path_overlapping == fresh.overlapping());
+        const std::vector<RelativelyClearPair>& fresh_clear = fresh.relatively_clear_pairs();
+        REQUIRE(path_clear.size() == fresh_clear.size());
+        for (std::size_t k = 0; k < path_clear.size(); ++k) {
+          CHECK(path_clear[k].segment_a == fresh_clear[k].segment_a);
+          CHECK(path_clear[k].segment_b == fresh_clear[k].segment_b);
+        }
         CHECK(path_overlapping > 0);
         ++compared;
         if (!expected.empty()) ++nonempty;
@@ -1105,8 +1142,9 @@ TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs 
       }
     }
   }
-  CHECK(compared == 18);
-  CHECK(nonempty == 18);
+  CHECK(compared == 36);
+  CHECK(nonempty == 36);
+  CHECK(relatively_clear > 10);
 }
 
 TEST_CASE("rod contact: a Newton step that opens a pair's gap does not raise its force estimate") {

@@ -84,8 +84,10 @@ enum class PathMotion {
   OneFraction,
 };
 
-/// A pair find_pairs left out as clear of a OneFraction path only by its segments' relative
-/// motion: its segments (a < b) and a lower bound on its gap at the path's start [m].
+/// A pair find_pairs left out as clear of a OneFraction path by its segments' relative motion
+/// and not shown clear by their own travels (with the gap as collect bounded it: some would be
+/// with the exact distance): its segments (a < b) and a lower bound on its gap at the path's
+/// start [m].
 struct RelativelyClearPair {
   int segment_a = 0, segment_b = 0;
   double gap = 0.0;
@@ -117,8 +119,9 @@ class RodContact {
   /// out (counted in overlapping()).
   const std::vector<RodContactPair>& find_pairs(const VecX& x_from, const VecX& x_to,
                                                 PathMotion motion = PathMotion::AnyFractions);
-  /// The pairs the last find_pairs left out as clear of its OneFraction path only by their
-  /// segments' relative motion (none after an AnyFractions call), in segment order.
+  /// The pairs the last find_pairs left out as clear of its OneFraction path by their segments'
+  /// relative motion, not shown clear by their own travels (none after an AnyFractions call),
+  /// in segment order.
   const std::vector<RelativelyClearPair>& relatively_clear_pairs() const { return relatively_clear_; }
   /// Whether such a pair stays clear of the barrier (2 g^ apart, a fifth of its gap at most
   /// closed) when its first segment goes the fraction `scale_a` of its way from x_from to x_to
@@ -327,6 +330,16 @@ class RodContact {
   mutable std::vector<char> instant_kept_state_;
   mutable std::uint64_t instant_forces_version_ = 0;
   std::uint64_t forces_version_ = 0;
+  // Per segment: whether a pair of it has a force estimate (is a key of forces_), as of
+  // forces_version_ == segment_forces_version_: most of collect's candidates then need no
+  // look-up in forces_ (has_force_estimate).
+  mutable std::vector<char> segment_has_force_;
+  mutable std::uint64_t segment_forces_version_ = 0;
+  mutable bool segment_forces_valid_ = false;
+  void refresh_segment_forces() const;
+  bool has_force_estimate(int i, int j) const {
+    return segment_has_force_[i] && segment_has_force_[j] && forces_.find(pair_key(i, j)) != forces_.end();
+  }
   mutable int instant_list_reuses_ = 0;
   mutable std::vector<char> segment_moving_;
   mutable std::vector<std::pair<int, int>> kept_, merged_kept_;
