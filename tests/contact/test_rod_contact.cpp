@@ -777,31 +777,44 @@ TEST_CASE("rod-rod contact: a line pulled over a held rod with a hundred times i
   CHECK(slide == doctest::Approx(reference).epsilon(0.03));
 }
 
-TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no motion on the path brings near") {
-  // A bundle of parallel rods at gaps from a fifth of g^ to 40 g^, moved by random motions of
-  // several sizes. find_pairs leaves out pairs whose swept boxes overlap but that cannot come
-  // within 2 g^ on the path (RodContact::collect): for each such pair the barrier must be zero
-  // all along the path and every CCD bound the step asks for must be 1, so that leaving it out
-  // changes nothing. Checked against every pair of segments of two rods, by brute force.
-  const double radius = 1e-4;
-  const Material nylon = make_material(1140.0, radius, 3.0e9);
-  const double reach = 2.0 * radius;
+namespace {
+constexpr double kBundleRadius = 1e-4;
+
+/// side x side parallel nylon rods of 8 segments (radius kBundleRadius, 4 mm long), tilted 0.7
+/// rad so that the boxes of neighbouring segments overlap whatever the gap (as in a tilted
+/// brush): neighbours 2r + 20 g^ apart, each rod moved by up to 9.9 g^ in x and y, drawn from
+/// `rng`; gravity -z, self-contact off.
+Model tilted_parallel_bundle(int side, std::mt19937& rng) {
+  const Material nylon = make_material(1140.0, kBundleRadius, 3.0e9);
+  const double reach = 2.0 * kBundleRadius;
   const double gap_hat = kContactGapFraction * reach;
-  std::mt19937 rng(21);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<Rod> rods;
-  const int side = 5;
+  const double spacing = reach + 20.0 * gap_hat, tilt = 0.7;
   for (int a = 0; a < side; ++a)
     for (int b = 0; b < side; ++b) {
-      // Neighbours 2r + 20 g^ apart, each rod moved by up to 9.9 g^ in x and y; tilted, so
-      // that the boxes of neighbouring segments overlap whatever the gap (as in a tilted brush).
-      const double spacing = reach + 20.0 * gap_hat, tilt = 0.7;
       const Vec3 base((a * spacing + 9.9 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 9.9 * gap_hat * u(rng), 0.0);
       rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
     }
   Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
   model.rod_contact.enabled = true;
   model.rod_contact.self = false;
+  return model;
+}
+}  // namespace
+
+TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no motion on the path brings near") {
+  // A bundle of parallel rods at gaps from a fifth of g^ to 40 g^, moved by random motions of
+  // several sizes. find_pairs leaves out pairs whose swept boxes overlap but that cannot come
+  // within 2 g^ on the path (RodContact::collect): for each such pair the barrier must be zero
+  // all along the path and every CCD bound the step asks for must be 1, so that leaving it out
+  // changes nothing. Checked against every pair of segments of two rods, by brute force.
+  const double radius = kBundleRadius;
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const Model model = tilted_parallel_bundle(5, rng);
   RodContact contact(model, model.dof_masses());
   const DofLayout& layout = model.layout;
   const VecX from = initial_state(model).positions;
@@ -897,23 +910,11 @@ TEST_CASE("rod-rod contact: on a path taken at one fraction, pairs moving togeth
   // lists them as relatively clear, for a caller that cuts rods to different fractions
   // (limit_step_by_ccd; clear_at_fractions). Checked by brute force along the path, at one
   // fraction and at two.
-  const double radius = 1e-4;
-  const Material nylon = make_material(1140.0, radius, 3.0e9);
-  const double reach = 2.0 * radius;
+  const double reach = 2.0 * kBundleRadius;
   const double gap_hat = kContactGapFraction * reach;
   std::mt19937 rng(23);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<Rod> rods;
-  const int side = 4;
-  const double spacing = reach + 20.0 * gap_hat, tilt = 0.7;
-  for (int a = 0; a < side; ++a)
-    for (int b = 0; b < side; ++b) {
-      const Vec3 base((a * spacing + 9.9 * gap_hat * u(rng)) / std::cos(tilt), b * spacing + 9.9 * gap_hat * u(rng), 0.0);
-      rods.push_back(straight_rod(8, base, base + 0.004 * Vec3(std::sin(tilt), 0.0, std::cos(tilt)), 3, {}, nylon, "r"));
-    }
-  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
-  model.rod_contact.enabled = true;
-  model.rod_contact.self = false;
+  const Model model = tilted_parallel_bundle(4, rng);
   RodContact contact(model, model.dof_masses());
   const DofLayout& layout = model.layout;
   const VecX from = initial_state(model).positions;
