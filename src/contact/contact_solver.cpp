@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <Eigen/QR>
@@ -281,6 +283,50 @@ void ContactSolver::build_constraints(const VecX& x0, const VecX& v, double h, c
   rhs_ = rhs_free;
   for (VertexContact& vc : contacts_)
     if (in_pass(vc)) constraints_.push_back(build_constraint(vc, x0, v, h));
+}
+
+void ContactSolver::record_pass() {
+  const int D = model_.dimension;
+  pass_records_.clear();
+  std::size_t k = 0;
+  for (const VertexContact& vc : contacts_) {
+    if (!in_pass(vc)) continue;
+    PassRecord& record = pass_records_.emplace_back();
+    record.rod = vc.rod;
+    record.constraint = constraints_[k++];
+    if (vc.state == FrictionState::Slide && vc.direction_stiffness != 0.0) record.friction = vc.friction_matrix;
+    record.rhs.head(D) = rhs_.segment(vc.free, D);
+  }
+  std::sort(pass_records_.begin(), pass_records_.end(), [](const PassRecord& a, const PassRecord& b) {
+    return a.rod != b.rod ? a.rod < b.rod : a.constraint.free < b.constraint.free;
+  });
+}
+
+void ContactSolver::mark_same_rods(const std::vector<char>& rods) {
+  same_rods_.assign(rods.begin(), rods.end());
+  // Bit for bit: a -0 for a 0 may already change a result's bits.
+  const auto same_bits = [](const PassRecord& a, const PassRecord& b) {
+    const VelocityConstraint &ca = a.constraint, &cb = b.constraint;
+    return ca.free == cb.free && ca.count == cb.count &&
+           std::memcmp(ca.frame.data(), cb.frame.data(), sizeof(double) * 9) == 0 &&
+           std::memcmp(ca.value.data(), cb.value.data(), sizeof(double) * 3) == 0 &&
+           std::memcmp(a.friction.data(), b.friction.data(), sizeof(double) * 9) == 0 &&
+           std::memcmp(a.rhs.data(), b.rhs.data(), sizeof(double) * 3) == 0;
+  };
+  const std::vector<PassRecord>& now = pass_records_;
+  const std::vector<PassRecord>& last = last_pass_records_;
+  std::size_t i = 0, j = 0;
+  while (i < now.size() || j < last.size()) {
+    const int rod = std::min(i < now.size() ? now[i].rod : INT_MAX, j < last.size() ? last[j].rod : INT_MAX);
+    std::size_t i_end = i, j_end = j;
+    while (i_end < now.size() && now[i_end].rod == rod) ++i_end;
+    while (j_end < last.size() && last[j_end].rod == rod) ++j_end;
+    bool same = i_end - i == j_end - j;
+    for (std::size_t k = 0; same && k < i_end - i; ++k) same = same_bits(now[i + k], last[j + k]);
+    if (!same) same_rods_[rod] = 0;
+    i = i_end;
+    j = j_end;
+  }
 }
 
 VelocityConstraint ContactSolver::build_constraint(VertexContact& vc, const VecX& x0, const VecX& v, double h) {
@@ -726,6 +772,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
     vc.state_changes = 0;
   }
   finishing_ = false;
+  last_whole_pass_solved_ = false;
   // Only the active rods take part (the others' contacts, states and impulses stay as they
   // are, their rows of the system out of the solve); all without a list.
   pass_rods_ = active_rods;
@@ -828,19 +875,32 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       save_all_values(system);
     }
     build_constraints(x0, v, h, rhs_free);
+    // The rods whose constraints this pass left as they were (most rods of a pressed brush
+    // touch no collider, and a pass changes a few of the rest): the linear solve may keep
+    // their solution where nothing couples them (the 1000-bristle brush: three quarters of
+    // its rods' solves were in passes after a Newton iteration's first).
+    record_pass();
+    const std::vector<char>* same_rods = nullptr;
+    if (last_whole_pass_solved_) {
+      mark_same_rods(all_rods);
+      same_rods = &same_rods_;
+    }
+    last_whole_pass_solved_ = false;
     // CG starts from the pass before's solution (the caller's guess on the first pass): a
     // pass changes a few contacts of many, so most of the solution stands. Started from zero,
     // every pass of a pressed brush with rod contact paid for the whole solve again.
     const VecX& start = passes_solved > 0 ? dv_free : guess;
     bool solved;
+    // y_ keeps the filtered system's solution for the next pass (same_rods).
     if (constraints_.empty()) {
       pass_guess_ = start;
-      solved = linear_solve(system, rhs_, pass_guess_, dv_free);
+      solved = linear_solve(system, rhs_, pass_guess_, y_, same_rods);
+      if (solved) dv_free = y_;
     } else {
       add_friction_matrices(system);
       filter_system(system, rhs_, constraints_, D, &filter_scratch_, &changed_columns_);
       filter_guess(start, constraints_, D, pass_guess_);
-      solved = linear_solve(system, rhs_, pass_guess_, y_);
+      solved = linear_solve(system, rhs_, pass_guess_, y_, same_rods);
       // The values as saved: the friction matrices changed the contacts' columns, the filter
       // changed_columns_, nothing else (a copy of every value here was an eighth of a pass on
       // a pressed brush, on one thread).
@@ -853,11 +913,13 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
           for (int j = 0; j < D; ++j) restore_column(vc.free + j);
       for (const int col : changed_columns_) restore_column(col);
       if (solved) {
-        unfilter_solution(y_, constraints_, D);
         dv_free = y_;
+        unfilter_solution(dv_free, constraints_, D);
       }
     }
     if (!solved) return false;
+    last_whole_pass_solved_ = true;
+    std::swap(pass_records_, last_pass_records_);
     ++passes_solved;
     // Every DOF each pass (the 1000-bristle brush: 63,000 at each of 3407 passes, 1.3% of its
     // run on two threads while serial; each entry its own, so the same for any count).

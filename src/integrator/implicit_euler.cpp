@@ -666,25 +666,45 @@ const std::vector<char>& ImplicitEuler::rods_with_coupling() const {
   return marks;
 }
 
-void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, const VecX& start, VecX& x) {
+void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, const VecX& start, VecX& x,
+                                         const std::vector<char>* same_rods) {
   // Most rods of a pressed brush touch no other (55 of 1000 in a full Newton iteration of the
   // tilted 1000-bristle brush): the coupling leaves their rows alone, so their own factors
   // solve them exactly, and CG, which converges as the coupled rods need, need not carry them
   // through its every product and update. CG runs on the other rows, tested against the whole
   // |b| as before; its result there is what the whole CG's would be to within its tolerance.
   // Scenes without coupling solve as before (coupled_ false), bit for bit.
-  solver_.compute(m);
-  cg_split_ = false;
   auto& preconditioner = solver_.preconditioner();
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
+  const bool may_split = coupled_ && rod_count >= 2 && settings_.split_coupled_solves;
+  // A rod the contact solver's pass left as it was (same_rods) and the last call solved by
+  // its own factor has that call's rows, factor and solution: it keeps them, neither compared
+  // nor solved again. The same bits as solving it (the 1000-bristle brush: three in four of
+  // its rods' solves came in a Newton iteration's later passes, each changing a few rods).
+  kept_rods_.assign(rod_count, 0);
+  if (may_split && same_rods != nullptr && keep_unchanged_rod_solutions_ &&
+      static_cast<int>(same_rods->size()) == rod_count && static_cast<int>(solved_by_factor_.size()) == rod_count &&
+      x.size() == b.size()) {
+    const std::vector<char>& coupled = rods_with_coupling();
+    bool any = false;
+    for (int r = 0; r < rod_count; ++r) {
+      kept_rods_[r] = (*same_rods)[r] && solved_by_factor_[r] && !coupled[r] && (!partial_solve_ || active_rods_[r]);
+      any = any || kept_rods_[r];
+    }
+    if (any) preconditioner.set_unchanged_blocks(kept_rods_);
+  }
+  solver_.compute(m);
+  solved_by_factor_.assign(rod_count, 0);
+  cg_split_ = false;
   // (A DOF in no rod's block is CG's alone: one CG over every row.)
-  if (!coupled_ || rod_count < 2 || !settings_.split_coupled_solves || preconditioner.dofs_outside_blocks() > 0) {
+  if (!may_split || preconditioner.dofs_outside_blocks() > 0) {
     x = solver_.solve_with_guess(b, start);
     return;
   }
   const std::vector<char>& coupled = rods_with_coupling();
   exact_rods_.clear();
+  kept_list_.clear();
   cg_ranges_.clear();
   cg_blocks_.assign(rod_count, 0);
   int solved_dofs = 0, cg_dofs = 0;
@@ -695,7 +715,7 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
     if (size <= 0) continue;
     solved_dofs += size;
     if (!coupled[r] && preconditioner.block_exact(r)) {
-      exact_rods_.push_back(r);
+      (kept_rods_[r] ? kept_list_ : exact_rods_).push_back(r);
     } else {
       cg_ranges_.push_back(range);
       cg_blocks_[r] = 1;
@@ -703,12 +723,26 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
     }
   }
   // Few rods solved on their own: the whole CG costs about the same.
-  if (exact_rods_.empty() || cg_dofs * 4 > solved_dofs * 3) {
+  if ((exact_rods_.empty() && kept_list_.empty()) || cg_dofs * 4 > solved_dofs * 3) {
     x = solver_.solve_with_guess(b, start);
     return;
   }
   cg_split_ = true;
   ++split_solves_;
+  // The kept rods' entries of x, which CG's assignment below overwrites with the start.
+  int kept_dofs = 0;
+  for (const int r : kept_list_) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    kept_dofs += end - begin;
+  }
+  kept_values_.resize(kept_dofs);
+  kept_dofs = 0;
+  for (int r : kept_list_) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    kept_values_.segment(kept_dofs, end - begin) = x.segment(begin, end - begin);
+    kept_dofs += end - begin;
+  }
+  kept_dofs = 0;
   // CG reads b and the start on its rows only (the coupled rods' rows hold no entry in the
   // other rods' columns); x keeps the start elsewhere until the factors' solves below.
   {
@@ -718,9 +752,17 @@ void ImplicitEuler::cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, c
     solver_.set_reference_b_norm2(ConjugateGradient::squared_norm(b, settings_.threads));
     x = solver_.solve_with_guess(b, start);
   }
+  for (int r : kept_list_) {
+    const auto [begin, end] = layout.rod_free_range(r);
+    x.segment(begin, end - begin) = kept_values_.segment(kept_dofs, end - begin);
+    kept_dofs += end - begin;
+    solved_by_factor_[r] = 1;
+  }
+  kept_rod_solutions_ += static_cast<long>(kept_list_.size());
   const int exact_count = static_cast<int>(exact_rods_.size());
 #pragma omp parallel for schedule(dynamic, 8) num_threads(settings_.threads) if (settings_.threads > 1 && exact_count > 1)
   for (int k = 0; k < exact_count; ++k) preconditioner.solve_block(exact_rods_[k], b, x);
+  for (const int r : exact_rods_) solved_by_factor_[r] = 1;
 }
 
 double ImplicitEuler::cg_residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) {
@@ -745,7 +787,8 @@ void ImplicitEuler::restore_solve_rows() {
   }
 }
 
-bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x) {
+bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x,
+                                  const std::vector<char>* same_rods) {
   // Rods tied by the coupling (pressed on each other, or one rod's far parts) can be factored
   // together in CG's preconditioner, each group by a sparse LDL^T, the other rods by their
   // banded factors: the preconditioner is then exact and CG takes about one iteration. The
@@ -772,7 +815,7 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
   if (coupled_ && !group_coupled_rods_) {
     preconditioner.clear_groups();
     solver_.set_max_iterations(std::min(kPerRodIterations, settings_.cg_max_iterations));
-    cg_over_coupled_rods(m, b, guess, x);
+    cg_over_coupled_rods(m, b, guess, x, same_rods);
     solver_.set_max_iterations(settings_.cg_max_iterations);
     if (solver_.info() == Eigen::Success) return true;
     group_coupled_rods_ = true;
@@ -790,14 +833,14 @@ bool ImplicitEuler::solve_with_cg(const SparseMatrix& m, const VecX& b, const Ve
     preconditioner.set_groups(std::move(groups));
   } else
     preconditioner.clear_groups();
-  cg_over_coupled_rods(m, b, *start, x);
+  cg_over_coupled_rods(m, b, *start, x, same_rods);
   if (preconditioner.group_count() > preconditioner.failed_groups()) {
     const double b_norm = b.norm();
     // Over the rows CG solved: the others' own factors solved them exactly.
     const double residual = x.allFinite() ? cg_residual_norm(m, b, x) : std::numeric_limits<double>::infinity();
     if (!(residual <= std::sqrt(settings_.cg_tolerance) * b_norm)) {
       preconditioner.clear_groups();
-      cg_over_coupled_rods(m, b, *start, x);
+      cg_over_coupled_rods(m, b, *start, x, same_rods);
     }
   }
   if (solver_.info() == Eigen::Success) return true;
@@ -859,7 +902,9 @@ bool ImplicitEuler::solve(StepContext& ctx) {
   } end_partial_solve{*this};
   if (contact_.enabled()) {
     const ContactSolver::LinearSolve linear_solve = [this](const SparseMatrix& m, const VecX& b, const VecX& guess,
-                                                           VecX& x) { return solve_with_cg(m, b, guess, x); };
+                                                           VecX& x, const std::vector<char>* same_rods) {
+      return solve_with_cg(m, b, guess, x, same_rods);
+    };
     // Without coupling between rods (as the solve without contact), each rod's block is
     // solved on its own by its factor, and the contact solver solves again only the rods whose
     // constraints changed. Exact where it applies, so its residual counts as none.

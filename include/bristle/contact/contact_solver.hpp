@@ -120,8 +120,14 @@ struct VertexContact {
 class ContactSolver {
  public:
   /// Solves `matrix` solution = rhs starting from `guess`; false when the solve failed.
-  using LinearSolve =
-      std::function<bool(const SparseMatrix& matrix, const VecX& rhs, const VecX& guess, VecX& solution)>;
+  /// `same_rods`, when not null (one entry per rod), marks the rods whose own constraints,
+  /// friction matrices and right-hand side rows are bitwise those of the solve's last call,
+  /// whose entries of `solution` still hold that call's result: for a rod no entry of the
+  /// system couples to another, its rows of `matrix` and `rhs` are then the last call's, and
+  /// a solve may leave its solution as it is (ImplicitEuler::cg_over_coupled_rods). Given only
+  /// between two whole-system passes of one ContactSolver::solve.
+  using LinearSolve = std::function<bool(const SparseMatrix& matrix, const VecX& rhs, const VecX& guess,
+                                         VecX& solution, const std::vector<char>* same_rods)>;
   /// Solves the listed rods' diagonal blocks of `matrix` exactly, each on its own, writing
   /// their entries of `solution` (the others are left as they are); false where it cannot.
   /// Offered only when no term couples two rods in the system: then a rod's solution depends on
@@ -261,6 +267,22 @@ class ContactSolver {
   std::vector<std::vector<int>> thread_filter_scratch_;  // the same, per thread (rods apart)
   std::vector<std::vector<VelocityConstraint>> rod_constraints_;  // rods apart: per rod
   std::vector<std::vector<PendingContact>> rod_pending_;
+  // What a whole-system pass's filtered system takes from one vertex's contact: its
+  // constraint, the friction matrix added to its block, its right-hand side rows before the
+  // filter. Equal records for every contact of a rod, pass to pass, leave that rod's own rows
+  // of the filtered system as they were (LinearSolve's same_rods).
+  struct PassRecord {
+    int rod = 0;
+    VelocityConstraint constraint;
+    Mat3 friction = Mat3::Zero();
+    Vec3 rhs = Vec3::Zero();
+  };
+  std::vector<PassRecord> pass_records_, last_pass_records_;
+  std::vector<char> same_rods_;
+  bool last_whole_pass_solved_ = false;  // the last pass was a whole-system one and was solved
+  void record_pass();
+  /// Marks in same_rods_ the rods of `rods` whose records equal the last solved pass's.
+  void mark_same_rods(const std::vector<char>& rods);
   std::vector<int> rod_contact_offsets_, rod_contact_list_;
   int threads_ = 1;
   VecX saved_values_, rhs_, y_, v_trial_, xp_, pass_guess_;

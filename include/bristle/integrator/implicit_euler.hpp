@@ -312,6 +312,11 @@ class ImplicitEuler {
   /// Linear solves whose uncoupled rods were solved by their own factors, CG on the others
   /// (SolverSettings::split_coupled_solves).
   long split_solves() const { return split_solves_; }
+  /// Rod solves a split solve left as the last one made them (the contact solver's pass did
+  /// not change the rod: cg_over_coupled_rods), since construction.
+  long kept_rod_solutions() const { return kept_rod_solutions_; }
+  /// On by default; off for tests and comparisons (the results are the same bits either way).
+  void set_keep_unchanged_rod_solutions(bool on) { keep_unchanged_rod_solutions_ = on; }
 
   // The stages, in order. Each works on `ctx`; those returning bool return false when the
   // step failed (ctx.report says why) or, for the tests, when the answer is no.
@@ -466,12 +471,17 @@ class ImplicitEuler {
   /// CG on m x = b from the guess, the rods the coupling ties factored together in its
   /// preconditioner; where it does not reach cg_tolerance, the solution is taken inexactly with
   /// rod contact (within sqrt(cg_tolerance)). True if x is taken.
-  bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x);
+  /// `same_rods`: the contact solver's rods whose rows are as at its last call, their entries
+  /// of x that call's result (ContactSolver::LinearSolve).
+  bool solve_with_cg(const SparseMatrix& m, const VecX& b, const VecX& guess, VecX& x,
+                     const std::vector<char>* same_rods = nullptr);
   /// Factors m's preconditioner and solves m x = b from `start`: the solve's rods that the
   /// coupling leaves alone, where their own factors are exact, by those factors; CG on the
   /// others, tested against the whole |b|. One CG on every row where there is no coupling or
-  /// few such rods.
-  void cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, const VecX& start, VecX& x);
+  /// few such rods. Of the rods the factors solve, those in `same_rods` that the last call
+  /// solved so too keep their entries of x, and their factors, as they are.
+  void cg_over_coupled_rods(const SparseMatrix& m, const VecX& b, const VecX& start, VecX& x,
+                            const std::vector<char>* same_rods = nullptr);
   /// |b - m x| over the rows the last cg_over_coupled_rods gave CG (all, unless it split).
   double cg_residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x);
   /// CG's rows and the preconditioner's blocks back to the solve's (the active rods', or all).
@@ -508,6 +518,8 @@ class ImplicitEuler {
   const volatile std::sig_atomic_t* stop_ = nullptr;
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   long split_solves_ = 0;
+  long kept_rod_solutions_ = 0;
+  bool keep_unchanged_rod_solutions_ = true;
   /// Predict, with rod-rod contact: free vertices of handled rods start carried by their
   /// handle's motion, as far as CCD from x0 allows.
   void carry_with_handles(StepContext& ctx);
@@ -557,6 +569,11 @@ class ImplicitEuler {
   std::vector<int> exact_rods_;
   std::vector<std::pair<int, int>> cg_ranges_;
   std::vector<char> cg_blocks_;
+  // Per rod: whether the last cg_over_coupled_rods solved it by its own factor (exact_rods_ or
+  // kept), and this call's rods kept as it left them (same_rods), with their entries of x.
+  std::vector<char> solved_by_factor_, kept_rods_;
+  std::vector<int> kept_list_;
+  VecX kept_values_;
   SparseMatrix& system_matrix() { return coupled_ ? coupled_system_ : assembler_.matrix(); }
   VecX mass_;          // per DOF
   std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)

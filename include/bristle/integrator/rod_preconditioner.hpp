@@ -75,6 +75,12 @@ class RodBlockPreconditioner {
   void set_active_blocks(std::vector<char> active) { active_blocks_ = std::move(active); }
   void clear_active_blocks() { active_blocks_.clear(); }
   bool block_active(int b) const { return active_blocks_.empty() || active_blocks_[b] != 0; }
+  /// For the next factorize() only: the caller's word that the marked blocks' values are
+  /// bitwise those of the factorize() before it, which then keeps their factors without
+  /// comparing the values (a block not factored or compared in that one is compared as usual).
+  /// The contact solver knows which rods its pass left alone (LinearSolve's same_rods); the
+  /// comparison was a tenth of the pressed brush's solve.
+  void set_unchanged_blocks(std::vector<char> unchanged) { unchanged_blocks_ = std::move(unchanged); }
 
   /// Threads over blocks (each block is factored and solved by one thread, as serially).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
@@ -237,6 +243,7 @@ class RodBlockPreconditioner {
     std::vector<double> factored_from;
     bool factor_matches_input = false;
     bool input_factored = false;
+    long factorized_in = -1;  // the factorize_compressed call that last factored or compared it
     /// The column (within the block) whose pivot failed in its last factorisation, or -1; and
     /// that of the factorisation of `factored_from` (restored with input_factored).
     int failed_pivot = -1;
@@ -284,6 +291,8 @@ class RodBlockPreconditioner {
   std::vector<std::pair<int, int>> blocks_;
   std::vector<Block> factors_;
   std::vector<char> active_blocks_;  // empty: all
+  std::vector<char> unchanged_blocks_;  // set_unchanged_blocks, for the next factorize_compressed
+  long factorize_calls_ = 0;
   std::vector<std::vector<int>> group_blocks_;
   std::vector<Group> groups_;
   std::vector<Group> retired_groups_;  // the last groups before set_groups or clear_groups
