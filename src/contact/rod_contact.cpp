@@ -749,7 +749,7 @@ void RodContact::abandon_step() {
 }
 
 template <int D>
-RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const VecX& x_full) {
+RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const VecX& x_full, const VecX* x_taken) {
   ForceUpdate update;
   for (const RodContactPair& pair : pairs_) {
     const std::uint64_t key = pair_key(pair.segment_a, pair.segment_b);
@@ -768,6 +768,31 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
       // it starts from the barrier's force, as a new pair does). Its entry stays until the
       // step ends (prune_forces), so that its stiffness is the step's, whatever the iterates do.
       if (const auto found = forces_.find(key); found != forces_.end()) found->second.force = -1.0;
+      if (x_taken != nullptr && gap > 0.0) {
+        // Outside g^ at x_lin, the system had no term for it, and the step CCD cut at this pair
+        // left it inside g^ at the iterate taken: the Newton value there for the part of the
+        // step not taken (which the next iteration's direction repeats: without an estimate it
+        // goes as deep again and is cut once more).
+        Vec<4 * D> xt, rest;
+        for (int k = 0; k < 4; ++k) {
+          xt.template segment<D>(k * D) = x_taken->template segment<D>(pair.dofs[k]);
+          rest.template segment<D>(k * D) = x_full.template segment<D>(pair.dofs[k]) - xt.template segment<D>(k * D);
+        }
+        const SegmentDistanceSquared<D> sq_t = segment_distance_squared<D>(xt, false);
+        const double d_t = std::sqrt(sq_t.value);
+        const double gap_t = d_t - c.reach;
+        const BarrierValue b_t = barrier_function(gap_t, c.gap_hat);
+        if (b_t.db != 0.0 && gap_t > 0.0) {
+          const double dg_t = (sq_t.gradient / (2.0 * d_t)).dot(rest);
+          if (dg_t < 0.0) {
+            const double phi_t = -c.stiffness * b_t.db;
+            const double newton_t = phi_t + (barrier_force_slope(gap_t, c.gap_hat, c.stiffness) - phi_t) * (dg_t / gap_t);
+            if (forces_.find(key) == forces_.end()) ++forces_version_;
+            PairForce& entry = forces_[key];
+            entry.force = std::clamp(newton_t, phi_t, 10.0 * phi_t);
+          }
+        }
+      }
       continue;
     }
     // Primal-dual Newton on lambda g = g phi(g), phi = -kappa b'(g) (Nocedal and Wright,
@@ -810,8 +835,8 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
   return update;
 }
 
-RodContact::ForceUpdate RodContact::update_forces(const VecX& x_lin, const VecX& x_full) {
-  return dimension_ == 2 ? update_forces_in<2>(x_lin, x_full) : update_forces_in<3>(x_lin, x_full);
+RodContact::ForceUpdate RodContact::update_forces(const VecX& x_lin, const VecX& x_full, const VecX* x_taken) {
+  return dimension_ == 2 ? update_forces_in<2>(x_lin, x_full, x_taken) : update_forces_in<3>(x_lin, x_full, x_taken);
 }
 
 void RodContact::prune_forces(const VecX& x) {

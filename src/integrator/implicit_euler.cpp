@@ -1592,7 +1592,11 @@ void ImplicitEuler::line_search(StepContext& ctx) {
     ctx.trial_x = ctx.linearization_point + h * ctx.dv;
     ctx.forces_consistent = false;
     if (ctx.trial_x.allFinite()) {
-      const RodContact::ForceUpdate update = rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x);
+      taken_x_.resize(ctx.v.size());
+      for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads,
+                     [&](int i) { taken_x_[i] = (*ctx.x_hat)[i] + h * ctx.v[i]; });
+      const RodContact::ForceUpdate update =
+          rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x, &taken_x_);
       if (update.raised) ctx.stiffness_raised = true;
       ctx.forces_consistent = update.consistent;
     }

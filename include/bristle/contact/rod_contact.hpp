@@ -218,7 +218,7 @@ class RodContact {
     /// iteration minimises, so its correction measures the distance to the answer.
     bool consistent = true;
   };
-  ForceUpdate update_forces(const VecX& x_lin, const VecX& x_full);
+  ForceUpdate update_forces(const VecX& x_lin, const VecX& x_full, const VecX* x_taken = nullptr);
   /// Keeps the estimates of the current pairs within g^ at x only (at the end of a step).
   void prune_forces(const VecX& x);
   /// At the start of a step: each pair's barrier stiffness for the step is sized to the force
@@ -282,7 +282,7 @@ class RodContact {
     return (static_cast<std::uint64_t>(segment_a) << 32) | static_cast<std::uint32_t>(segment_b);
   }
   template <int D>
-  ForceUpdate update_forces_in(const VecX& x_lin, const VecX& x_full);
+  ForceUpdate update_forces_in(const VecX& x_lin, const VecX& x_full, const VecX* x_taken);
 
   bool enabled_ = false;
   bool self_ = true;

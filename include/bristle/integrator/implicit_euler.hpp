@@ -574,6 +574,7 @@ class ImplicitEuler {
   std::vector<char> solved_by_factor_, kept_rods_;
   std::vector<int> kept_list_;
   VecX kept_values_;
+  VecX taken_x_;
   SparseMatrix& system_matrix() { return coupled_ ? coupled_system_ : assembler_.matrix(); }
   VecX mass_;          // per DOF
   std::vector<int> fixed_dofs_;  // DOFs held fixed (prescribed velocity)
