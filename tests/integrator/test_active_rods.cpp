@@ -76,6 +76,29 @@ struct TiltedBrush {
       state.time = (s + 1) * settings.dt;
     }
   }
+  /// The whole stroke side by side, `first` and `second` (made on this model) each stepping its
+  /// own state, the handles driven by the first's: both must end every step at the same
+  /// positions and velocities, bit for bit. visit(report_first, report_second) after each step.
+  template <class Visit>
+  void stroke_same_bits(ImplicitEuler& first, ImplicitEuler& second, Visit&& visit) {
+    State a = state, b = state;
+    for (int s = 0; s < steps(); ++s) {
+      CAPTURE(s);
+      handles.prepare_step(model, a, settings.dt);
+      // The handles' prescribed velocities (prepare_step also moves the colliders: once a step).
+      for (int dof = 0; dof < model.layout.dof_count(); ++dof)
+        if (model.layout.free_index(dof) < 0) b.velocities[dof] = a.velocities[dof];
+      const StepReport ra = first.step(a, settings.dt);
+      const StepReport rb = second.step(b, settings.dt);
+      REQUIRE_MESSAGE(ra.ok, ra.failure);
+      REQUIRE_MESSAGE(rb.ok, rb.failure);
+      REQUIRE(a.positions.size() == b.positions.size());
+      CHECK(std::memcmp(a.positions.data(), b.positions.data(), sizeof(double) * a.positions.size()) == 0);
+      CHECK(std::memcmp(a.velocities.data(), b.velocities.data(), sizeof(double) * a.velocities.size()) == 0);
+      visit(ra, rb);
+      b.time = a.time;
+    }
+  }
 };
 
 }  // namespace
@@ -215,26 +238,12 @@ TEST_CASE("reused rods: a tilted brush's stroke with rods taken from their last 
   settings.threads = 2;
   ImplicitEuler with_reuse(brush.model, settings), without_reuse(brush.model, settings);
   without_reuse.assembler().set_reuse_unchanged_rods(false);
-  State a = brush.state, b = brush.state;
   int partial_iterations = 0, coupled_steps = 0, uncoupled_contact_steps = 0;
-  for (int s = 0; s < brush.steps(); ++s) {
-    CAPTURE(s);
-    brush.handles.prepare_step(brush.model, a, brush.settings.dt);
-    // The handles' prescribed velocities (prepare_step also moves the colliders: once a step).
-    for (int dof = 0; dof < brush.model.layout.dof_count(); ++dof)
-      if (brush.model.layout.free_index(dof) < 0) b.velocities[dof] = a.velocities[dof];
-    const StepReport ra = with_reuse.step(a, brush.settings.dt);
-    const StepReport rb = without_reuse.step(b, brush.settings.dt);
-    REQUIRE_MESSAGE(ra.ok, ra.failure);
-    REQUIRE_MESSAGE(rb.ok, rb.failure);
-    REQUIRE(a.positions.size() == b.positions.size());
-    CHECK(std::memcmp(a.positions.data(), b.positions.data(), sizeof(double) * a.positions.size()) == 0);
-    CHECK(std::memcmp(a.velocities.data(), b.velocities.data(), sizeof(double) * a.velocities.size()) == 0);
+  brush.stroke_same_bits(with_reuse, without_reuse, [&](const StepReport& ra, const StepReport& rb) {
     CHECK(ra.newton_iterations == rb.newton_iterations);
     partial_iterations += ra.partial_iterations;
     (ra.rod_contact.pairs > 0 ? coupled_steps : uncoupled_contact_steps) += ra.contact.contact_count() > 0 ? 1 : 0;
-    b.time = a.time;
-  }
+  });
   MESSAGE(partial_iterations << " partial iterations; steps in collider contact with pairs " << coupled_steps
                              << ", without " << uncoupled_contact_steps);
   CHECK(partial_iterations >= 50);
@@ -254,21 +263,9 @@ TEST_CASE("kept rod solutions: a tilted brush's stroke with unchanged rods' solv
   settings.threads = 2;
   ImplicitEuler keeping(brush.model, settings), solving(brush.model, settings);
   solving.set_keep_unchanged_rod_solutions(false);
-  State a = brush.state, b = brush.state;
-  for (int s = 0; s < brush.steps(); ++s) {
-    CAPTURE(s);
-    brush.handles.prepare_step(brush.model, a, brush.settings.dt);
-    for (int dof = 0; dof < brush.model.layout.dof_count(); ++dof)
-      if (brush.model.layout.free_index(dof) < 0) b.velocities[dof] = a.velocities[dof];
-    const StepReport ra = keeping.step(a, brush.settings.dt);
-    const StepReport rb = solving.step(b, brush.settings.dt);
-    REQUIRE_MESSAGE(ra.ok, ra.failure);
-    REQUIRE_MESSAGE(rb.ok, rb.failure);
-    CHECK(std::memcmp(a.positions.data(), b.positions.data(), sizeof(double) * a.positions.size()) == 0);
-    CHECK(std::memcmp(a.velocities.data(), b.velocities.data(), sizeof(double) * a.velocities.size()) == 0);
+  brush.stroke_same_bits(keeping, solving, [&](const StepReport& ra, const StepReport& rb) {
     CHECK(ra.cg_iterations == rb.cg_iterations);
-    b.time = a.time;
-  }
+  });
   MESSAGE(keeping.kept_rod_solutions() << " rod solves kept of " << keeping.split_solves() << " split solves");
   CHECK(solving.kept_rod_solutions() == 0);
   CHECK(keeping.kept_rod_solutions() >= 1000);  // or the brush no longer exercises the keeping
