@@ -486,6 +486,10 @@ RodContactPair RodContact::make_pair(int i, int j) const {
 }
 
 namespace {
+// A pair a cut step left inside g^ gets an estimate for the rest of the step only where that
+// rest closes its gap by more than this fraction of it (update_forces' x_taken): a smaller
+// change is the round-off between the taken iterate and the full step.
+constexpr double kTakenClosing = 1e-3;
 // Rod contact as constraints: the frame stats' `overlapping` counts pairs overlapping by more
 // than this fraction of the smaller radius (measure_all), `bristle check-contact`'s default.
 constexpr double kReportedOverlap = 0.01;
@@ -769,10 +773,11 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
       // step ends (prune_forces), so that its stiffness is the step's, whatever the iterates do.
       if (const auto found = forces_.find(key); found != forces_.end()) found->second.force = -1.0;
       if (x_taken != nullptr && gap > 0.0) {
-        // Outside g^ at x_lin, the system had no term for it, and the step CCD cut at this pair
-        // left it inside g^ at the iterate taken: the Newton value there for the part of the
-        // step not taken (which the next iteration's direction repeats: without an estimate it
-        // goes as deep again and is cut once more).
+        // Outside g^ at x_lin, the system had no term for it, and the step, cut short, left it
+        // inside g^ at the iterate taken: the Newton value there for the part of the step not
+        // taken, where that part closes the gap by more than round-off (the next iteration's
+        // direction repeats it: without an estimate it goes as deep again and is cut once
+        // more; docs/contact.md, "Primal-dual stiffness"), bounded to [phi, 10 phi].
         Vec<4 * D> xt, rest;
         for (int k = 0; k < 4; ++k) {
           xt.template segment<D>(k * D) = x_taken->template segment<D>(pair.dofs[k]);
@@ -784,9 +789,9 @@ RodContact::ForceUpdate RodContact::update_forces_in(const VecX& x_lin, const Ve
         const BarrierValue b_t = barrier_function(gap_t, c.gap_hat);
         if (b_t.db != 0.0 && gap_t > 0.0) {
           const double dg_t = (sq_t.gradient / (2.0 * d_t)).dot(rest);
-          if (dg_t < 0.0) {
-            const double phi_t = -c.stiffness * b_t.db;
-            const double newton_t = phi_t + (barrier_force_slope(gap_t, c.gap_hat, c.stiffness) - phi_t) * (dg_t / gap_t);
+          const double phi_t = -c.stiffness * b_t.db;
+          const double newton_t = phi_t + (barrier_force_slope(gap_t, c.gap_hat, c.stiffness) - phi_t) * (dg_t / gap_t);
+          if (dg_t < -kTakenClosing * gap_t && std::isfinite(newton_t) && phi_t > 0.0) {
             if (forces_.find(key) == forces_.end()) ++forces_version_;
             PairForce& entry = forces_[key];
             entry.force = std::clamp(newton_t, phi_t, 10.0 * phi_t);

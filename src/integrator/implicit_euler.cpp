@@ -1587,16 +1587,21 @@ void ImplicitEuler::line_search(StepContext& ctx) {
   if (barrier) {
     // The pairs' force estimates take their Newton values at the full step (primal-dual;
     // RodContact::update_forces), whatever fraction of it the search took, none included.
-    // linearization_point is still x^ + h v before the step (limit_step_by_ccd).
+    // linearization_point is still x^ + h v before the step (limit_step_by_ccd). Where CCD cut
+    // the step or the search shortened it, the iterate taken too: a pair that came inside g^
+    // there gets its estimate for the rest of the step at once.
     const Clock::time_point start = Clock::now();
     ctx.trial_x = ctx.linearization_point + h * ctx.dv;
     ctx.forces_consistent = false;
     if (ctx.trial_x.allFinite()) {
-      taken_x_.resize(ctx.v.size());
-      for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads,
-                     [&](int i) { taken_x_[i] = (*ctx.x_hat)[i] + h * ctx.v[i]; });
-      const RodContact::ForceUpdate update =
-          rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x, &taken_x_);
+      const VecX* taken = nullptr;
+      if (ctx.ccd_cut || s < 1.0) {
+        taken_x_.resize(ctx.v.size());
+        for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads,
+                       [&](int i) { taken_x_[i] = (*ctx.x_hat)[i] + h * ctx.v[i]; });
+        taken = &taken_x_;
+      }
+      const RodContact::ForceUpdate update = rod_contact_.update_forces(ctx.linearization_point, ctx.trial_x, taken);
       if (update.raised) ctx.stiffness_raised = true;
       ctx.forces_consistent = update.consistent;
     }

@@ -506,11 +506,12 @@ TEST_CASE("rod-rod contact in 2D: a rod thrown onto a parallel held rod at dt = 
   CHECK(lowest > (method == RodContactMethod::Barrier ? 2.0 : 1.99) * kRadius);
   CHECK(lowest < 2.03 * kRadius);
   // At rest to the solver's tolerance (1e-3 of the length over the step: 2.4 mm/s here). The
-  // barrier's run had stayed below 1e-3 until 2026-12-06; with the force estimates a step's
-  // CCD cut gives the pairs it leaves inside g^ (RodContact::update_forces' x_taken) its steps
-  // from the second on are each converged in one or two iterations with 1.04 to 1.08 mm/s
-  // left, the same bound as the constraints'.
-  CHECK(state.velocities.segment(model.layout.vertex_dof(1, 0), 14).cwiseAbs().maxCoeff() < 2.4e-3);
+  // barrier's run stayed below 1 mm/s until 2026-12-06; with the force estimates a cut step
+  // gives the pairs it leaves inside g^ (RodContact::update_forces' x_taken), its steps from the
+  // second on each converge in one to three iterations with 1.04 to 1.08 mm/s left, slowly
+  // falling (1.039 at the end). Bounded there, so that a further drift fails.
+  CHECK(state.velocities.segment(model.layout.vertex_dof(1, 0), 14).cwiseAbs().maxCoeff() <
+        (method == RodContactMethod::Barrier ? 1.2e-3 : 2.4e-3));
 }
 
 
@@ -1158,8 +1159,8 @@ TEST_CASE("rod contact: a pair a cut step leaves inside g^ gets a force estimate
   // estimate the next Newton direction goes as deep again (the 1000-bristle brush: cut to 0.4%
   // of its step in the iteration after). update_forces with the iterate taken gives the pair
   // the Newton value of lambda g = g phi(g) for the rest of the step, from the taken gap,
-  // bounded to [phi, 10 phi] there. None where the taken iterate is outside g^, or where the
-  // rest of the step opens the gap, or without the taken iterate.
+  // bounded to [phi, 10 phi] there. None where the taken iterate is outside g^, where the rest
+  // of the step opens the gap or closes it by round-off only, or without the taken iterate.
   const double radius = 1e-4;
   const Material nylon = make_material(1140.0, radius, 3.0e9);
   const double reach = 2.0 * radius;
@@ -1217,14 +1218,16 @@ TEST_CASE("rod contact: a pair a cut step leaves inside g^ gets a force estimate
     CHECK(force <= 10.0 * phi * (1.0 + 1e-12));
     CHECK(update.consistent);  // the iteration's own system had no term for the pair
   }
-  for (const double taken_by : {2.9, -1.0}) {  // still opening, or taken outside g^
-    CAPTURE(taken_by);
+  // The rest of the step opening the gap (taken 2.9 g^ down, the full step 2 g^), the taken
+  // iterate outside g^, and a rest no larger than round-off (a step taken whole: the taken
+  // iterate and the full step differ in the last bits).
+  const std::vector<std::pair<VecX, VecX>> no_estimate = {
+      {lowered(2.0), lowered(2.9)}, {full, lowered(-1.0)}, {lowered(2.5 + 1e-9), lowered(2.5)}};
+  for (const auto& [other_full, other_taken] : no_estimate) {
     RodContact contact(model, model.dof_masses());
     contact.begin_step();
     REQUIRE(!contact.find_pairs(x, full).empty());
-    const VecX other_taken = lowered(taken_by);
-    const VecX rest_opens = lowered(2.0);  // the rest of the step from 2.9 g^ down goes up
-    contact.update_forces(x, taken_by > 0.0 ? rest_opens : full, &other_taken);
+    contact.update_forces(x, other_full, &other_taken);
     CHECK(estimate(contact, other_taken) < 0.0);
   }
 }

@@ -285,7 +285,10 @@ class ContactSolver {
   void mark_same_rods(const std::vector<char>& rods);
   std::vector<int> rod_contact_offsets_, rod_contact_list_;
   int threads_ = 1;
-  VecX saved_values_, rhs_, y_, v_trial_, xp_, pass_guess_;
+  VecX saved_values_, rhs_, v_trial_, xp_, pass_guess_;
+  // The filtered system's solution: per rod (rods apart), or of the last whole-system pass,
+  // kept for the next (LinearSolve's same_rods).
+  VecX y_;
   // The system's values as solve() received them, copied a rod's columns at a time, on the
   // threads, when a pass first changes them (rod_values_saved_); all of them before a
   // whole-system pass (save_all_values).

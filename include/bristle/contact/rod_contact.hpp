@@ -208,8 +208,11 @@ class RodContact {
   /// after a Newton iteration from x_lin whose full step goes to x_full: lambda takes its
   /// Newton value there, from the linearised complementarity lambda g = g phi(g)
   /// (docs/contact.md, "Primal-dual stiffness"). A pair at or beyond g^ at x_lin has no
-  /// estimate. A pair pressed below 1% of g^ by more than twice the force its stiffness balances
-  /// at g^ / 2 gets the stiffness for its estimate at once.
+  /// estimate, unless `x_taken` (the iterate a step cut short reached) has it inside g^ and the
+  /// rest of the step, x_full - x_taken, closes its gap: then it gets the Newton value for that
+  /// rest, formed at the taken gap, bounded to [phi, 10 phi] there. A pair pressed below 1% of
+  /// g^ by more than twice the force its stiffness balances at g^ / 2 gets the stiffness for its
+  /// estimate at once.
   struct ForceUpdate {
     bool raised = false;  ///< some pair's barrier stiffness was raised
     /// No pair's estimate at x_lin exceeded the barrier's force there by more than

@@ -102,6 +102,7 @@ class RodBlockPreconditioner {
     solved_in_place_ = false;
     factors_kept_ = false;
     factorization_pending_ = false;
+    if (kept || solved) unchanged_blocks_.clear();  // a word for factorize_compressed only
     if (kept) return *this;  // the blocks' factors were kept where they were made
     if (solved) {
       // Every block was solved where it was made (solve_block_in_place): the factors are
@@ -128,6 +129,7 @@ class RodBlockPreconditioner {
   /// blocks that never happens, and no factor is written to memory.
   template <typename MatrixType>
   void prepare_blocks(const MatrixType& m) {
+    unchanged_blocks_.clear();
     solved_in_place_ = false;
     factors_kept_ = false;
     factorization_pending_ = false;
