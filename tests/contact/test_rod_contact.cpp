@@ -1152,6 +1152,24 @@ TEST_CASE("rod-rod contact: a path on which few rods move takes the still pairs 
   CHECK(relatively_clear > 10);
 }
 
+namespace {
+/// Two nylon rods of radius 1e-4 m crossing at right angles, the upper ("above") `start_gap`
+/// above the lower ("below"), with rod contact between them only.
+Model crossed_rods(double start_gap) {
+  const double radius = 1e-4;
+  const Material nylon = make_material(1140.0, radius, 3.0e9);
+  const double reach = 2.0 * radius;
+  std::vector<Rod> rods;
+  rods.push_back(straight_rod(4, Vec3(-0.002, 0.0, 0.0), Vec3(0.002, 0.0, 0.0), 3, {}, nylon, "below"));
+  rods.push_back(straight_rod(4, Vec3(0.0, -0.002, reach + start_gap), Vec3(0.0, 0.002, reach + start_gap), 3, {},
+                              nylon, "above"));
+  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
+  model.rod_contact.enabled = true;
+  model.rod_contact.self = false;
+  return model;
+}
+}  // namespace
+
 TEST_CASE("rod contact: a pair a cut step leaves inside g^ gets a force estimate for the part of the step not taken") {
   // Two rods crossing at right angles, 3 g^ apart: outside the barrier, so the iteration's
   // system has no term for the pair, and its full Newton step takes the upper rod 60 g^ down,
@@ -1161,18 +1179,10 @@ TEST_CASE("rod contact: a pair a cut step leaves inside g^ gets a force estimate
   // the Newton value of lambda g = g phi(g) for the rest of the step, from the taken gap,
   // bounded to [phi, 10 phi] there. None where the taken iterate is outside g^, where the rest
   // of the step opens the gap or closes it by round-off only, or without the taken iterate.
-  const double radius = 1e-4;
-  const Material nylon = make_material(1140.0, radius, 3.0e9);
-  const double reach = 2.0 * radius;
+  const double reach = 2.0 * 1e-4;  // crossed_rods' radii
   const double gap_hat = kContactGapFraction * reach;
   const double start_gap = 3.0 * gap_hat;
-  std::vector<Rod> rods;
-  rods.push_back(straight_rod(4, Vec3(-0.002, 0.0, 0.0), Vec3(0.002, 0.0, 0.0), 3, {}, nylon, "below"));
-  rods.push_back(straight_rod(4, Vec3(0.0, -0.002, reach + start_gap), Vec3(0.0, 0.002, reach + start_gap), 3, {},
-                              nylon, "above"));
-  Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
-  model.rod_contact.enabled = true;
-  model.rod_contact.self = false;
+  const Model model = crossed_rods(start_gap);
   const DofLayout& layout = model.layout;
   const VecX x = initial_state(model).positions;
   auto lowered = [&](double by) {  // the upper rod `by` g^ lower
@@ -1241,19 +1251,11 @@ TEST_CASE("rod contact: a Newton step that opens a pair's gap does not raise its
   // hundreds of times (the vertical brushes of `bristle bench --brush`, docs/contact.md, "The
   // coupled rods factored together"). The force at a wider gap is smaller: an opening step
   // leaves lambda at most where it was, and a closing one still raises it.
-  const double radius = 1e-4;
-  const Material nylon = make_material(1140.0, radius, 3.0e9);
-  const double reach = 2.0 * radius;
+  const double reach = 2.0 * 1e-4;  // crossed_rods' radii
   const double gap_hat = kContactGapFraction * reach;
   for (const double start_gap : {0.009 * gap_hat, 0.3 * gap_hat, 0.8 * gap_hat}) {
     CAPTURE(start_gap / gap_hat);
-    std::vector<Rod> rods;
-    rods.push_back(straight_rod(4, Vec3(-0.002, 0.0, 0.0), Vec3(0.002, 0.0, 0.0), 3, {}, nylon, "below"));
-    rods.push_back(straight_rod(4, Vec3(0.0, -0.002, reach + start_gap), Vec3(0.0, 0.002, reach + start_gap), 3, {},
-                                nylon, "above"));
-    Model model = make_model(3, std::move(rods), Vec3(0, 0, -9.81));
-    model.rod_contact.enabled = true;
-    model.rod_contact.self = false;
+    const Model model = crossed_rods(start_gap);
     RodContact contact(model, model.dof_masses());
     const DofLayout& layout = model.layout;
     const VecX x = initial_state(model).positions;
