@@ -263,6 +263,8 @@ class RodBlockPreconditioner {
   static bool same_bits_as_factored(const Block& block, const double* values);
   /// Keeps the block's entries of `values` as the input of the factorisation that follows.
   static void remember_input(Block& block, const double* values);
+  /// The position of column col's diagonal entry in the analysed pattern, or -1 if it has none.
+  int diagonal_entry(int col) const;
   /// Whether the block's columns of the pattern (outer, inner) are those it was analysed on.
   static bool keeps_pattern(const Block& block, const int* outer, const int* inner);
 
@@ -309,7 +311,6 @@ class RodBlockPreconditioner {
   const int* analyzed_outer_ = nullptr;
   const int* analyzed_inner_ = nullptr;
   int analyzed_n_ = -1, analyzed_nonzeros_ = -1;
-  std::vector<int> diagonal_index_;
   std::vector<int> outside_blocks_;  // DOFs in no block
   bool entries_between_blocks_ = false;  // the analysed pattern couples two blocks (or a block and the rest)
   std::vector<int> jacobi_dofs_;     // DOFs preconditioned by their diagonal: outside, or failed blocks
