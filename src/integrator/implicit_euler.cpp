@@ -1455,7 +1455,7 @@ bool ImplicitEuler::end_at_clear_iterate(StepContext& ctx) {
     ctx.trial_x.resize(dofs);
     for_each_entry(dofs, settings_.threads, [&](int i) { ctx.trial_x[i] = x_hat[i] + h * v[i]; });
     if (!ctx.trial_x.allFinite()) continue;
-    load_contact_pairs(x0, ctx.trial_x, PathMotion::OneFraction);
+    load_contact_pairs(x0, ctx.trial_x, PathMotion::StraightLine);
     if (rod_contact_.max_step_reversed(x0, ctx.trial_x, kPathKeep) < 1.0) continue;
     ctx.v = v;
     ctx.x1.swap(ctx.trial_x);
@@ -1477,7 +1477,7 @@ bool ImplicitEuler::clear_path(StepContext& ctx) {
   // split, the step ends part of the way, apart, counted as unconverged (below).
   const VecX& x0 = *ctx.x0;
   const Clock::time_point start = Clock::now();
-  load_contact_pairs(x0, ctx.x1, PathMotion::OneFraction);
+  load_contact_pairs(x0, ctx.x1, PathMotion::StraightLine);
   constexpr double kPathKeep = 1e-3;  // end no closer than this fraction of the start gap
   double t = rod_contact_.max_step_reversed(x0, ctx.x1, kPathKeep);
   // The end the cut takes, x0 + t (x1 - x0), is a point no iterate was: the straight path to

@@ -874,6 +874,117 @@ TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no
   CHECK(listed > 100);
 }
 
+TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a frame moving with the rods") {
+  // clear_path checks a step's straight motion x0 -> x1, every vertex at one fraction
+  // (PathMotion::StraightLine): find_pairs takes the broad phase and the travels in the frame
+  // moving with the segments' mean displacement. A dragged bundle's swept boxes there cover how
+  // the rods move relative to each other, not the drag. Checked by brute force over all pairs
+  // of segments of two rods, as the world frame's list is (the test above): a pair left out
+  // whose boxes swept in the moving frame overlap must stay clear of 2 g^, close at most a
+  // fifth of its gap, and have every CCD bound 1; one whose boxes are apart there stays beyond
+  // g^ (a common translation changes no distance). CCD over the list must give the world
+  // frame's bounds here, and the path's end and start must take their pairs from the path's
+  // list, as a fresh broad phase finds them.
+  const double radius = kBundleRadius;
+  const double reach = 2.0 * radius;
+  const double gap_hat = kContactGapFraction * reach;
+  std::mt19937 rng(27);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const Model model = tilted_parallel_bundle(5, rng);
+  RodContact contact(model, model.dof_masses());
+  const DofLayout& layout = model.layout;
+  const VecX from = initial_state(model).positions;
+  auto point = [&](const VecX& x, int rod, int vertex) -> Vec3 { return x.segment<3>(layout.vertex_dof(rod, vertex)); };
+  std::vector<std::pair<int, int>> segments;  // (rod, segment) of every global segment
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+    for (int j = 0; j < model.rods[r].edge_count(); ++j) segments.emplace_back(r, j);
+  auto swept = [&](const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+    const Vec3 grow = Vec3::Constant(radius * (1.0 + kContactGapFraction));
+    return AxisBox{a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow, a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow};
+  };
+  const Vec3 drag = 40.0 * gap_hat * Vec3(0.6, -0.48, 0.64);
+  int left_out_in_world_boxes = 0, left_out_in_moving_boxes = 0, fewer = 0, cut = 0;
+  for (const double motion : {0.0, 3.0 * gap_hat, 20.0 * gap_hat}) {
+    CAPTURE(motion / gap_hat);
+    VecX to = from;
+    for (int v = 0; v < layout.vertex_count(); ++v) {
+      const int dof = layout.vertex_dof(v);
+      for (int k = 0; k < 3; ++k) to[dof + k] += drag[k] + motion * u(rng);
+    }
+    const int world_count = static_cast<int>(contact.find_pairs(from, to, PathMotion::OneFraction).size());
+    const double world_step = contact.max_step(from, to, 1e-3), world_half = contact.max_step(from, to, 0.5);
+    const double world_reversed = contact.max_step_reversed(from, to, 1e-3);
+    Vec3 shift = Vec3::Zero();  // the frame's: the segments' mean displacement
+    for (const auto& [rod, segment] : segments) shift += point(to, rod, segment) - point(from, rod, segment);
+    shift /= static_cast<double>(segments.size());
+    std::vector<std::pair<int, int>> kept;
+    for (const RodContactPair& pair : contact.find_pairs(from, to, PathMotion::StraightLine))
+      kept.emplace_back(pair.segment_a, pair.segment_b);
+    REQUIRE(std::is_sorted(kept.begin(), kept.end()));
+    CHECK(static_cast<int>(kept.size()) <= world_count);
+    fewer += static_cast<int>(kept.size()) < world_count ? 1 : 0;
+    CHECK(contact.relatively_clear_pairs().empty());
+    // CCD over the moving frame's list: the world frame's bounds.
+    CHECK(contact.max_step(from, to, 1e-3) == world_step);
+    CHECK(contact.max_step(from, to, 0.5) == world_half);
+    CHECK(contact.max_step_reversed(from, to, 1e-3) == world_reversed);
+    cut += world_step < 1.0 ? 1 : 0;
+    for (int i = 0; i < static_cast<int>(segments.size()); ++i)
+      for (int j = i + 1; j < static_cast<int>(segments.size()); ++j) {
+        const auto [rod_a, seg_a] = segments[i];
+        const auto [rod_b, seg_b] = segments[j];
+        if (rod_a == rod_b || std::binary_search(kept.begin(), kept.end(), std::make_pair(i, j))) continue;
+        CAPTURE(i);
+        CAPTURE(j);
+        const Vec3 p0 = point(from, rod_a, seg_a), p1 = point(from, rod_a, seg_a + 1);
+        const Vec3 q0 = point(from, rod_b, seg_b), q1 = point(from, rod_b, seg_b + 1);
+        const Vec3 dp0 = point(to, rod_a, seg_a) - p0, dp1 = point(to, rod_a, seg_a + 1) - p1;
+        const Vec3 dq0 = point(to, rod_b, seg_b) - q0, dq1 = point(to, rod_b, seg_b + 1) - q1;
+        if (boxes_overlap(swept(p0, p1, p0 + dp0, p1 + dp1), swept(q0, q1, q0 + dq0, q1 + dq1)))
+          ++left_out_in_world_boxes;
+        const double start_gap = segment_distance(p0, p1, q0, q1).distance - reach;
+        REQUIRE(start_gap > 0.0);
+        double smallest = start_gap;
+        for (int k = 1; k <= 50; ++k) {
+          const double t = k / 50.0;
+          smallest = std::min(smallest, segment_distance(p0 + t * dp0, p1 + t * dp1, q0 + t * dq0, q1 + t * dq1).distance - reach);
+        }
+        CHECK(smallest >= gap_hat);
+        if (!boxes_overlap(swept(p0, p1, p0 + dp0 - shift, p1 + dp1 - shift),
+                           swept(q0, q1, q0 + dq0 - shift, q1 + dq1 - shift)))
+          continue;
+        ++left_out_in_moving_boxes;
+        CHECK(smallest >= 2.0 * gap_hat);
+        CHECK(smallest >= 0.8 * start_gap - 1e-12);
+        for (const double keep : {0.5, 0.1, 1e-3})
+          CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
+      }
+    // The path's end (the next step's start) and its start reuse its list: a fresh broad phase's
+    // pairs. A point off the line does not.
+    for (const VecX* x : {static_cast<const VecX*>(&to), &from}) {
+      const int reuses = contact.path_list_reuses();
+      std::vector<std::array<int, 2>> reused;
+      for (const RodContactPair& pair : contact.find_pairs(*x, *x)) reused.push_back({pair.segment_a, pair.segment_b});
+      CHECK(contact.path_list_reuses() == reuses + 1);
+      RodContact fresh(model, model.dof_masses());
+      std::vector<std::array<int, 2>> expected;
+      for (const RodContactPair& pair : fresh.find_pairs(*x, *x)) expected.push_back({pair.segment_a, pair.segment_b});
+      CHECK(reused == expected);
+      contact.find_pairs(from, to, PathMotion::StraightLine);
+    }
+    VecX beyond = from + 1.5 * (to - from);
+    const int reuses = contact.path_list_reuses();
+    contact.find_pairs(beyond, beyond);
+    CHECK(contact.path_list_reuses() == reuses);
+  }
+  MESSAGE(left_out_in_world_boxes << " pairs left out whose world-frame swept boxes overlap, "
+                                   << left_out_in_moving_boxes << " whose moving-frame ones do");
+  CHECK(left_out_in_world_boxes > 100);
+  CHECK(left_out_in_moving_boxes > 100);
+  CHECK(fewer >= 2);
+  CHECK(cut >= 1);
+}
+
 namespace {
 // The pair-list tests' bundle: 4 x 4 parallel nylon rods of 8 segments (radius 0.1 mm), tilted
 // 0.7 rad so that neighbouring segments' boxes overlap, 3 g^ apart give or take 2 g^, the first

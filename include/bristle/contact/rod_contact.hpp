@@ -82,6 +82,12 @@ enum class PathMotion {
   /// also left out where the two segments' motion relative to each other cannot bring it near
   /// (a dragged brush's neighbouring bristles, which move together).
   OneFraction,
+  /// Every vertex goes the same fraction of its way, and nothing else (clear_path's check of a
+  /// step's straight motion): the broad phase and the travels are taken in a frame moving with
+  /// the segments' mean displacement, where the same pairs touch (a common translation changes
+  /// no distance). A dragged brush's step then sweeps its bristles' boxes over how they move
+  /// relative to each other, not over the stroke.
+  StraightLine,
 };
 
 /// A pair find_pairs left out as clear of a OneFraction path by its segments' relative motion
@@ -260,21 +266,41 @@ class RodContact {
   /// With `relatively_clear` (only with `only_near_path`), pairs clear of the path by their
   /// segments' motion relative to each other are left out too, and listed there: the path is
   /// taken at one fraction (PathMotion::OneFraction).
+  /// With a nonzero `shift` (only with `only_near_path`, on a path every vertex takes at one
+  /// fraction: PathMotion::StraightLine), the path is taken in the frame that moves by `shift`
+  /// over it: x_to's points less the shift.
   void collect(const VecX& x_from, const VecX& x_to, std::vector<RodContactPair>& pairs, int& overlapping,
                double overlap_floor = 1.0, bool only_near_path = false, bool keep_path = false,
-               std::vector<RelativelyClearPair>* relatively_clear = nullptr) const;
-  /// The box of segment `segment` swept from x_from to x_to, grown by its radius and g^.
-  AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment) const;
+               std::vector<RelativelyClearPair>* relatively_clear = nullptr, const Vec3& shift = Vec3::Zero()) const;
+  /// The box of segment `segment` swept from x_from to x_to less `shift`, grown by its radius
+  /// and g^ (a zero shift: the same bits as none).
+  AxisBox swept_box(const VecX& x_from, const VecX& x_to, int segment, const Vec3& shift = Vec3::Zero()) const;
+  /// The box of segment `segment` at x less `shift`, grown as swept_box's: inside the box swept
+  /// to x in the frame moving by `shift`, bit for bit.
+  AxisBox shifted_box(const VecX& x, int segment, const Vec3& shift) const;
+  /// How far vertex `dof` goes from x_from to x_to less `shift`: the one expression for the
+  /// travels a path keeps and for within_last_path's test against them.
+  double vertex_travel(const VecX& x_from, const VecX& x_to, int dof, const Vec3& shift) const {
+    return (point(x_to, dof) - shift - point(x_from, dof)).norm();
+  }
+  /// The segments' mean displacement from x_from to x_to (their first vertices'), summed in
+  /// chunks of a fixed size: the same bits for any thread count.
+  Vec3 mean_displacement(const VecX& x_from, const VecX& x_to) const;
   /// The broad phase's candidate pairs over the swept boxes (left in boxes_ until a kept path
   /// takes them), sorted.
   /// With `moving` (one entry per segment), only the candidates with a moving segment.
+  /// With a nonzero `shift`, over the boxes swept in the frame moving by it (collect).
   const std::vector<std::pair<int, int>>& broad_phase(const VecX& x_from, const VecX& x_to,
-                                                      const std::vector<char>* moving = nullptr) const;
+                                                      const std::vector<char>* moving = nullptr,
+                                                      const Vec3& shift = Vec3::Zero()) const;
   /// The pair of segments i < j with its constants (its force estimate, if any).
   RodContactPair make_pair(int i, int j) const;
   /// Whether every segment at x lies on the last kept path as collect's list of it needs:
-  /// inside its swept box, each vertex within its segment's travel of the path's start.
+  /// inside its swept box, each vertex within its segment's travel of the path's start, in the
+  /// path's frame moved by some common shift (the path's own, as at its end, or none).
   bool within_last_path(const VecX& x) const;
+  /// within_last_path's test with x moved back by `shift`.
+  bool within_last_path_shifted(const VecX& x, const Vec3& shift) const;
   /// Stats of `pairs` at x; `overlapping` is carried over, plus, with `overlap_fraction` >= 0,
   /// the pairs overlapping by more than that fraction of their smaller radius.
   RodContactStats measure_pairs(const VecX& x, const std::vector<RodContactPair>& pairs, int overlapping,
@@ -308,6 +334,7 @@ class RodContact {
   // collect()'s broad phase, kept across calls (a cache: collect stays const to its callers).
   mutable BoxPairList candidate_list_;   // kept for short paths (RodContact::collect)
   mutable BoxPairList long_path_list_;   // and for paths longer than the radii
+  mutable BoxPairList straight_line_list_;  // and for paths in a moving frame (PathMotion::StraightLine)
   mutable BoxPairList crossing_list_;    // crossings()' over each step
   mutable std::vector<double> candidate_distances_;
   // Per candidate: a bound on how far any point of one segment moves relative to any point of
@@ -353,6 +380,7 @@ class RodContact {
   mutable VecX last_path_from_;
   mutable std::vector<AxisBox> last_path_boxes_;
   mutable std::vector<double> last_path_travel_;
+  mutable Vec3 last_path_shift_ = Vec3::Zero();  // the frame's shift over the path (collect's `shift`)
   mutable std::vector<std::pair<int, int>> last_path_kept_;
   mutable std::vector<std::vector<std::pair<int, int>>> block_kept_;
   mutable std::vector<std::pair<int, int>> on_path_candidates_;
