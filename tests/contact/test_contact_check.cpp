@@ -372,6 +372,20 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
         }
         const std::size_t expected_next = ContactChecker(check_rods, self).crossings(to_lines, next_lines).size();
         CHECK(expected_next > 0);
+        // And the first path with a common drag longer than the bundle added to its end (a
+        // brush's stroke): RodContact sweeps its boxes in the frame moving with the segments'
+        // mean, the checker in the world's. The same crossings.
+        const Vec3 drag = dimension == 3 ? Vec3(0.09, -0.07, 0.05) : Vec3(0.09, -0.07, 0.0);
+        CentreLines dragged_lines = to_lines;
+        VecX dragged = to;
+        for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+          for (int i = 0; i <= 8; ++i) {
+            dragged_lines[r][i] += drag;
+            dragged.segment(model.layout.vertex_dof(r, i), dimension) += drag.head(dimension);
+          }
+        const std::size_t expected_dragged =
+            ContactChecker(check_rods, self).crossings(from_lines, dragged_lines).size();
+        CHECK(expected_dragged > 10);
         for (const int threads : {1, 2}) {
           RodContact contact(model, model.dof_masses());
           contact.set_threads(threads);
@@ -380,6 +394,7 @@ TEST_CASE("contact check: a run's count of crossings in a step (RodContact::cros
           CHECK(contact.crossings(from, from) == 0);
           CHECK(contact.crossings(from_shifted, to_shifted) == static_cast<int>(expected_moved));
           CHECK(contact.crossings(to, next) == static_cast<int>(expected_next));
+          CHECK(contact.crossings(from, dragged) == static_cast<int>(expected_dragged));
           CHECK(contact.crossings(from, to) == static_cast<int>(expected));
         }
       }
