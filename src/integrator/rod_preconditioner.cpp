@@ -568,6 +568,10 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
       const auto found = std::find_if(old.begin(), old.end(), same_rows);
       if (found != old.end()) {
         group.lower = std::move(found->lower);
+        group.permuted = std::move(found->permuted);
+        group.permuted_from = std::move(found->permuted_from);
+        group.permutation = std::move(found->permutation);
+        group.inverse_permutation = std::move(found->inverse_permutation);
         group.factor = std::move(found->factor);
         group.check_rhs = std::move(found->check_rhs);
         group.check_solution = std::move(found->check_solution);
@@ -591,8 +595,7 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
       // A new group's AMD ordering and symbolic analysis: each group's own, so on threads
       // (serial, they were 1.7% of the two-thread 1000-bristle brush's run, the other thread
       // idle).
-      group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>>();
-      group.factor->analyzePattern(group.lower);
+      analyze_group(group);
     }
     double* target = group.lower.valuePtr();
     // The values its factor was made from: the same factor, and the same test of it.
@@ -604,7 +607,9 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
     ++group_factorizations_;
     for (std::size_t q = 0; q < group.source.size(); ++q) target[q] = values[group.source[q]];
     group.values_factored = true;
-    group.factor->factorize(group.lower);
+    double* permuted = group.permuted.valuePtr();
+    for (std::size_t e = 0; e < group.permuted_from.size(); ++e) permuted[e] = target[group.permuted_from[e]];
+    group.factor->factorize(group.permuted);
     // SimplicialLDLT fails only on an exactly zero pivot: a group whose matrix is not positive
     // definite (a negative pivot) is refused too, as CG needs an SPD preconditioner.
     group.factored = group.factor->info() == Eigen::Success && group.factor->vectorD().allFinite() &&
@@ -617,13 +622,55 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
     // must give back a known solution, x = 1, to kGroupAccuracy, or the group's rods act alone.
     if (group.factored) {
       group.check_rhs.noalias() = group.lower.selfadjointView<Eigen::Lower>() * VecX::Ones(group.lower.rows());
-      group.check_solution = group.factor->solve(group.check_rhs);
+      group.check_solution = group.solve(group.check_rhs);
       const double error = (group.check_solution.array() - 1.0).abs().maxCoeff();
       group.factored = error <= kGroupAccuracy;
     }
   }
   for (const Group& group : groups_)
     if (!group.factored) ++failed_groups_;
+}
+
+void RodBlockPreconditioner::analyze_group(Group& group) {
+  // What SimplicialLDLT<SparseMatrix, Lower> (AMD ordering) does in analyzePattern and again in
+  // each factorize (Eigen 3.4, SimplicialCholeskyBase::ordering and factorize): the ordering
+  // of the whole symmetric matrix, then the upper triangle of the permuted matrix, whose
+  // forming (permute_symm_to_symm) was a fifth of the groups' factorisations on the tilted
+  // 1000-bristle brush. Here it is formed once, from a copy of lower whose values are their
+  // own positions (the permutation only moves values), and the factor without an ordering
+  // factors it as given.
+  const Eigen::Index size = group.lower.rows();
+  {
+    SparseMatrix symmetric;
+    symmetric = group.lower.selfadjointView<Eigen::Lower>();
+    Eigen::AMDOrdering<int> ordering;
+    ordering(symmetric, group.inverse_permutation);
+  }
+  if (group.inverse_permutation.size() > 0)
+    group.permutation = group.inverse_permutation.inverse();
+  else
+    group.permutation.resize(0);
+  SparseMatrix positions = group.lower;
+  for (Eigen::Index q = 0; q < positions.nonZeros(); ++q) positions.valuePtr()[q] = static_cast<double>(q);
+  group.permuted.resize(size, size);
+  if (group.permutation.size() > 0)
+    group.permuted.selfadjointView<Eigen::Upper>() = positions.selfadjointView<Eigen::Lower>().twistedBy(group.permutation);
+  else
+    group.permuted.selfadjointView<Eigen::Upper>() = positions.selfadjointView<Eigen::Lower>();
+  group.permuted.makeCompressed();
+  group.permuted_from.resize(static_cast<std::size_t>(group.permuted.nonZeros()));
+  for (Eigen::Index e = 0; e < group.permuted.nonZeros(); ++e)
+    group.permuted_from[e] = static_cast<int>(group.permuted.valuePtr()[e]);
+  group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>>>();
+  group.factor->analyzePattern(group.permuted);
+}
+
+VecX RodBlockPreconditioner::Group::solve(const VecX& rhs) const {
+  // SimplicialLDLT's solve with its ordering: permute, solve, permute back.
+  if (permutation.size() == 0) return factor->solve(rhs);
+  const VecX permuted_rhs = permutation * rhs;
+  const VecX solved = factor->solve(permuted_rhs);
+  return inverse_permutation * solved;
 }
 
 void RodBlockPreconditioner::finish_factorization(const double* values) {
@@ -697,7 +744,7 @@ void RodBlockPreconditioner::apply_in_place(VecX& x) const {
   for (int g = 0; g < group_count; ++g) {
     const Group& group = groups_[g];
     if (!group.factored) continue;
-    const VecX solved = group.factor->solve(group_rhs_[g]);
+    const VecX solved = group.solve(group_rhs_[g]);
     for (std::size_t k = 0; k < group.index.size(); ++k) x[group.index[k]] = solved[k];
   }
 }

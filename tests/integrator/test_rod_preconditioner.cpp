@@ -551,4 +551,18 @@ TEST_CASE("integrator preconditioner: groups set again on new arrays keep the an
   CHECK(kept.group_factorizations() == 6);  // the same group {0, 2}, values and pattern
   CHECK(solve_again(base, pairs_of_blocks) == first);
   CHECK(kept.group_analyses() == 7);
+  // One group of every block: its factor is of the whole matrix, formed in its AMD order once
+  // per pattern (RodBlockPreconditioner::analyze_group) where Eigen's SimplicialLDLT forms that
+  // order at each factorisation. The solve must be SimplicialLDLT's, bit for bit.
+  for (const Eigen::MatrixXd* a : {&base, &changed, &wider}) {
+    const SparseMatrix m = to_sparse(*a);
+    Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower> eigen_ldlt(m);
+    REQUIRE(eigen_ldlt.info() == Eigen::Success);
+    const VecX expected = eigen_ldlt.solve(b);
+    CHECK(fresh_solve(m, {{0, 1, 2, 3}}) == expected);
+    kept.clear_groups();
+    kept.set_groups({{0, 1, 2, 3}});
+    kept.compute(m);
+    CHECK(VecX(kept.solve(b)) == expected);
+  }
 }

@@ -272,11 +272,22 @@ class RodBlockPreconditioner {
     std::vector<int> index;  // the group's rows, increasing
     SparseMatrix lower;      // its lower triangle in its own numbering
     std::vector<int> source; // where each of lower's values is in the matrix's value array
-    std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Lower>> factor;
+    // The factor is of `permuted`, the upper triangle of P lower P^T for the AMD ordering P,
+    // formed once per pattern as Eigen's SimplicialLDLT forms it at each factorisation
+    // (analyze_group): each factorisation then only copies values (`permuted_from`: the
+    // position in lower of each of its values). The same arithmetic, the same factor.
+    SparseMatrix permuted;
+    std::vector<int> permuted_from;
+    Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> permutation, inverse_permutation;
+    std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>>> factor;
+    /// Solves with the factor, in the lower triangle's numbering.
+    VecX solve(const VecX& rhs) const;
     VecX check_rhs, check_solution;  // the factor's test solve (factorize_groups)
     bool factored = false;
     bool values_factored = false;  // lower's values are those factor was last factored from
   };
+  /// A new group's ordering, permuted pattern and symbolic analysis (from its `lower`).
+  static void analyze_group(Group& group);
   /// The live groups become the retired ones, which the next rebuild of the groups may reuse
   /// (factorize_groups): a group with the same rows and pattern keeps its symbolic analysis,
   /// and with the same values its factor too.
