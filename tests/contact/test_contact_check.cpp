@@ -497,8 +497,9 @@ TEST_CASE("box pairs: a list kept across calls gives overlapping_box_pairs' pair
 TEST_CASE("box pairs: boxes that leave their margin a few at a time are grown again, with the rebuilt list's pairs") {
   // A kept list's boxes jump a few at a time, call after call, near each other and far (pairs
   // of two jumping boxes, a jumping box onto a still one, boxes leaving all their pairs): each
-  // call's pairs, and each of pairs_touching's, are a fresh broad phase's, on 1 and 2 threads;
-  // the list is built once and grown again box by box from then on.
+  // call's pairs, and each of pairs_touching's (just after a change, and on an unchanged list),
+  // are a fresh broad phase's, on 1 and 2 threads; the list is built once and grown again box
+  // by box from then on.
   std::mt19937 rng(23);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   const int n = 4000;
@@ -543,6 +544,15 @@ TEST_CASE("box pairs: boxes that leave their margin a few at a time are grown ag
         for (const auto& pair : expected)
           if (moving[pair.first] || moving[pair.second]) touching.push_back(pair);
         CHECK(list.pairs_touching(now, moving, [&](int) { return margin; }, skip, threads) == touching);
+        // The same boxes again with other boxes marked: the list unchanged, read through each
+        // box's own pairs (BoxPairList's index) instead of in one pass as just after a change.
+        std::vector<char> others(n, 0);
+        for (int k = call; k < n; k += 97) others[k] = 1;
+        std::vector<std::pair<int, int>> touching_others;
+        for (const auto& pair : expected)
+          if (others[pair.first] || others[pair.second]) touching_others.push_back(pair);
+        CHECK(!touching_others.empty());
+        CHECK(list.pairs_touching(now, others, [&](int) { return margin; }, skip, threads) == touching_others);
       }
     }
     CHECK(list.rebuilds() == 1);
