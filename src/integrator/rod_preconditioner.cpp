@@ -567,14 +567,15 @@ void RodBlockPreconditioner::factorize_groups(int n, const int* outer, const int
       };
       const auto found = std::find_if(old.begin(), old.end(), same_rows);
       if (found != old.end()) {
-        group.lower = std::move(found->lower);
-        group.permuted = std::move(found->permuted);
-        group.permuted_from = std::move(found->permuted_from);
-        group.permutation = std::move(found->permutation);
-        group.inverse_permutation = std::move(found->inverse_permutation);
-        group.factor = std::move(found->factor);
-        group.check_rhs = std::move(found->check_rhs);
-        group.check_solution = std::move(found->check_solution);
+        // (Swapped: Eigen's sparse and permutation matrices have no move.)
+        group.lower.swap(found->lower);
+        group.permuted.swap(found->permuted);
+        group.permuted_from.swap(found->permuted_from);
+        group.permutation.indices().swap(found->permutation.indices());
+        group.inverse_permutation.indices().swap(found->inverse_permutation.indices());
+        group.factor.swap(found->factor);
+        group.check_rhs.swap(found->check_rhs);
+        group.check_solution.swap(found->check_solution);
         group.factored = found->factored;
         group.values_factored = found->values_factored;
         continue;
@@ -663,6 +664,21 @@ void RodBlockPreconditioner::analyze_group(Group& group) {
     group.permuted_from[e] = static_cast<int>(group.permuted.valuePtr()[e]);
   group.factor = std::make_unique<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>>>();
   group.factor->analyzePattern(group.permuted);
+}
+
+void RodBlockPreconditioner::Group::take(Group& other) noexcept {
+  index.swap(other.index);
+  lower.swap(other.lower);
+  source.swap(other.source);
+  permuted.swap(other.permuted);
+  permuted_from.swap(other.permuted_from);
+  permutation.indices().swap(other.permutation.indices());
+  inverse_permutation.indices().swap(other.inverse_permutation.indices());
+  factor.swap(other.factor);
+  check_rhs.swap(other.check_rhs);
+  check_solution.swap(other.check_solution);
+  std::swap(factored, other.factored);
+  std::swap(values_factored, other.values_factored);
 }
 
 VecX RodBlockPreconditioner::Group::solve(const VecX& rhs) const {

@@ -282,6 +282,16 @@ class RodBlockPreconditioner {
     std::unique_ptr<Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>>> factor;
     /// Solves with the factor, in the lower triangle's numbering.
     VecX solve(const VecX& rhs) const;
+    // Eigen 3.4's SparseMatrix and PermutationMatrix have no move: the implicit one copied
+    // both matrices of every group each time the list of groups moved or grew.
+    Group() = default;
+    Group(Group&& other) noexcept { take(other); }
+    Group& operator=(Group&& other) noexcept {
+      take(other);
+      return *this;
+    }
+    /// Swaps every member with `other`'s.
+    void take(Group& other) noexcept;
     VecX check_rhs, check_solution;  // the factor's test solve (factorize_groups)
     bool factored = false;
     bool values_factored = false;  // lower's values are those factor was last factored from
