@@ -805,6 +805,56 @@ Model tilted_parallel_bundle(int side, std::mt19937& rng) {
   model.rod_contact.self = false;
   return model;
 }
+
+/// (rod, segment) of every segment of the model, in RodContact's order.
+std::vector<std::pair<int, int>> all_segments(const Model& model) {
+  std::vector<std::pair<int, int>> segments;
+  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
+    for (int j = 0; j < model.rods[r].edge_count(); ++j) segments.emplace_back(r, j);
+  return segments;
+}
+
+/// Two segments on a straight path, for the pair lists' brute-force checks: their ends at the
+/// start and the ends' displacements.
+struct SegmentPairOnPath {
+  Vec3 p0, p1, q0, q1, dp0, dp1, dq0, dq1;
+  SegmentPairOnPath(const Model& model, const VecX& from, const VecX& to, std::pair<int, int> a,
+                    std::pair<int, int> b) {
+    auto point = [&](const VecX& x, int rod, int vertex) -> Vec3 { return x.segment<3>(model.layout.vertex_dof(rod, vertex)); };
+    p0 = point(from, a.first, a.second);
+    p1 = point(from, a.first, a.second + 1);
+    q0 = point(from, b.first, b.second);
+    q1 = point(from, b.first, b.second + 1);
+    dp0 = point(to, a.first, a.second) - p0;
+    dp1 = point(to, a.first, a.second + 1) - p1;
+    dq0 = point(to, b.first, b.second) - q0;
+    dq1 = point(to, b.first, b.second + 1) - q1;
+  }
+  double start_gap(double reach) const { return segment_distance(p0, p1, q0, q1).distance - reach; }
+  /// The smallest gap at 50 points along the path and its start.
+  double smallest_gap(double reach) const {
+    double smallest = start_gap(reach);
+    for (int k = 1; k <= 50; ++k) {
+      const double t = k / 50.0;
+      smallest = std::min(smallest, segment_distance(p0 + t * dp0, p1 + t * dp1, q0 + t * dq0, q1 + t * dq1).distance - reach);
+    }
+    return smallest;
+  }
+  /// Whether the two segments' boxes swept in the frame moving by `shift` over the path, grown
+  /// as RodContact grows them, overlap.
+  bool swept_boxes_overlap(double radius, const Vec3& shift = Vec3::Zero()) const {
+    auto swept = [&](const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+      const Vec3 grow = Vec3::Constant(radius * (1.0 + kContactGapFraction));
+      return AxisBox{a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow, a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow};
+    };
+    return boxes_overlap(swept(p0, p1, p0 + dp0 - shift, p1 + dp1 - shift), swept(q0, q1, q0 + dq0 - shift, q1 + dq1 - shift));
+  }
+  /// Every CCD bound a step asks of the pair (floors of half the gap down to 1e-3 of it) is 1.
+  void check_ccd_bounds_are_one(double reach) const {
+    for (const double keep : {0.5, 0.1, 1e-3})
+      CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
+  }
+};
 }  // namespace
 
 TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no motion on the path brings near") {
@@ -820,52 +870,32 @@ TEST_CASE("rod-rod contact: the solver's pair list leaves out only pairs that no
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const Model model = tilted_parallel_bundle(5, rng);
   RodContact contact(model, model.dof_masses());
-  const DofLayout& layout = model.layout;
   const VecX from = initial_state(model).positions;
-  auto point = [&](const VecX& x, int rod, int vertex) -> Vec3 { return x.segment<3>(layout.vertex_dof(rod, vertex)); };
+  const std::vector<std::pair<int, int>> segments = all_segments(model);
 
   int left_out_candidates = 0, listed = 0;
   for (const double motion : {0.0, 0.5 * gap_hat, 3.0 * gap_hat, 20.0 * gap_hat}) {
     CAPTURE(motion / gap_hat);
     VecX to = from;
     for (int i = 0; i < to.size(); ++i) to[i] += motion * u(rng);
-    std::vector<std::pair<int, int>> segments;  // (rod, segment) of every global segment
-    for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
-      for (int j = 0; j < model.rods[r].edge_count(); ++j) segments.emplace_back(r, j);
     std::vector<std::pair<int, int>> kept;
     for (const RodContactPair& pair : contact.find_pairs(from, to)) kept.emplace_back(pair.segment_a, pair.segment_b);
     REQUIRE(std::is_sorted(kept.begin(), kept.end()));
     listed += static_cast<int>(kept.size());
     for (int i = 0; i < static_cast<int>(segments.size()); ++i)
       for (int j = i + 1; j < static_cast<int>(segments.size()); ++j) {
-        const auto [rod_a, seg_a] = segments[i];
-        const auto [rod_b, seg_b] = segments[j];
-        if (rod_a == rod_b) continue;
+        if (segments[i].first == segments[j].first) continue;
         if (std::binary_search(kept.begin(), kept.end(), std::make_pair(i, j))) continue;
         CAPTURE(i);
         CAPTURE(j);
-        const Vec3 p0 = point(from, rod_a, seg_a), p1 = point(from, rod_a, seg_a + 1);
-        const Vec3 q0 = point(from, rod_b, seg_b), q1 = point(from, rod_b, seg_b + 1);
-        const Vec3 dp0 = point(to, rod_a, seg_a) - p0, dp1 = point(to, rod_a, seg_a + 1) - p1;
-        const Vec3 dq0 = point(to, rod_b, seg_b) - q0, dq1 = point(to, rod_b, seg_b + 1) - q1;
-        const double start_gap = segment_distance(p0, p1, q0, q1).distance - reach;
-        REQUIRE(start_gap > 0.0);
-        // Swept boxes that overlap (grown as RodContact grows them): the broad phase kept it.
-        auto swept = [&](const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-          const Vec3 grow = Vec3::Constant(radius * (1.0 + kContactGapFraction));
-          return AxisBox{a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow, a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow};
-        };
-        // Pairs the broad phase leaves out were never checked: their boxes keep them beyond g^.
-        if (!boxes_overlap(swept(p0, p1, p0 + dp0, p1 + dp1), swept(q0, q1, q0 + dq0, q1 + dq1))) continue;
+        const SegmentPairOnPath pair(model, from, to, segments[i], segments[j]);
+        REQUIRE(pair.start_gap(reach) > 0.0);
+        // Pairs the broad phase leaves out were never checked: their boxes (grown as
+        // RodContact grows them) keep them beyond g^.
+        if (!pair.swept_boxes_overlap(radius)) continue;
         ++left_out_candidates;
-        double smallest = start_gap;
-        for (int k = 1; k <= 50; ++k) {
-          const double t = k / 50.0;
-          smallest = std::min(smallest, segment_distance(p0 + t * dp0, p1 + t * dp1, q0 + t * dq0, q1 + t * dq1).distance - reach);
-        }
-        CHECK(smallest >= gap_hat);
-        for (const double keep : {0.5, 0.1, 1e-3})
-          CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
+        CHECK(pair.smallest_gap(reach) >= gap_hat);
+        pair.check_ccd_bounds_are_one(reach);
       }
   }
   // The check has pairs to bite on: candidates of the broad phase left out, and pairs kept.
@@ -894,14 +924,7 @@ TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a fra
   RodContact contact(model, model.dof_masses());
   const DofLayout& layout = model.layout;
   const VecX from = initial_state(model).positions;
-  auto point = [&](const VecX& x, int rod, int vertex) -> Vec3 { return x.segment<3>(layout.vertex_dof(rod, vertex)); };
-  std::vector<std::pair<int, int>> segments;  // (rod, segment) of every global segment
-  for (int r = 0; r < static_cast<int>(model.rods.size()); ++r)
-    for (int j = 0; j < model.rods[r].edge_count(); ++j) segments.emplace_back(r, j);
-  auto swept = [&](const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-    const Vec3 grow = Vec3::Constant(radius * (1.0 + kContactGapFraction));
-    return AxisBox{a.cwiseMin(b).cwiseMin(c).cwiseMin(d) - grow, a.cwiseMax(b).cwiseMax(c).cwiseMax(d) + grow};
-  };
+  const std::vector<std::pair<int, int>> segments = all_segments(model);
   const Vec3 drag = 40.0 * gap_hat * Vec3(0.6, -0.48, 0.64);
   int left_out_in_world_boxes = 0, left_out_in_moving_boxes = 0, fewer = 0, cut = 0;
   for (const double motion : {0.0, 3.0 * gap_hat, 20.0 * gap_hat}) {
@@ -915,7 +938,10 @@ TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a fra
     const double world_step = contact.max_step(from, to, 1e-3), world_half = contact.max_step(from, to, 0.5);
     const double world_reversed = contact.max_step_reversed(from, to, 1e-3);
     Vec3 shift = Vec3::Zero();  // the frame's: the segments' mean displacement
-    for (const auto& [rod, segment] : segments) shift += point(to, rod, segment) - point(from, rod, segment);
+    for (const auto& [rod, segment] : segments) {
+      const int dof = layout.vertex_dof(rod, segment);
+      shift += to.segment<3>(dof) - from.segment<3>(dof);
+    }
     shift /= static_cast<double>(segments.size());
     std::vector<std::pair<int, int>> kept;
     for (const RodContactPair& pair : contact.find_pairs(from, to, PathMotion::StraightLine))
@@ -931,33 +957,22 @@ TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a fra
     cut += world_step < 1.0 ? 1 : 0;
     for (int i = 0; i < static_cast<int>(segments.size()); ++i)
       for (int j = i + 1; j < static_cast<int>(segments.size()); ++j) {
-        const auto [rod_a, seg_a] = segments[i];
-        const auto [rod_b, seg_b] = segments[j];
-        if (rod_a == rod_b || std::binary_search(kept.begin(), kept.end(), std::make_pair(i, j))) continue;
+        if (segments[i].first == segments[j].first ||
+            std::binary_search(kept.begin(), kept.end(), std::make_pair(i, j)))
+          continue;
         CAPTURE(i);
         CAPTURE(j);
-        const Vec3 p0 = point(from, rod_a, seg_a), p1 = point(from, rod_a, seg_a + 1);
-        const Vec3 q0 = point(from, rod_b, seg_b), q1 = point(from, rod_b, seg_b + 1);
-        const Vec3 dp0 = point(to, rod_a, seg_a) - p0, dp1 = point(to, rod_a, seg_a + 1) - p1;
-        const Vec3 dq0 = point(to, rod_b, seg_b) - q0, dq1 = point(to, rod_b, seg_b + 1) - q1;
-        if (boxes_overlap(swept(p0, p1, p0 + dp0, p1 + dp1), swept(q0, q1, q0 + dq0, q1 + dq1)))
-          ++left_out_in_world_boxes;
-        const double start_gap = segment_distance(p0, p1, q0, q1).distance - reach;
+        const SegmentPairOnPath pair(model, from, to, segments[i], segments[j]);
+        if (pair.swept_boxes_overlap(radius)) ++left_out_in_world_boxes;
+        const double start_gap = pair.start_gap(reach);
         REQUIRE(start_gap > 0.0);
-        double smallest = start_gap;
-        for (int k = 1; k <= 50; ++k) {
-          const double t = k / 50.0;
-          smallest = std::min(smallest, segment_distance(p0 + t * dp0, p1 + t * dp1, q0 + t * dq0, q1 + t * dq1).distance - reach);
-        }
+        const double smallest = pair.smallest_gap(reach);
         CHECK(smallest >= gap_hat);
-        if (!boxes_overlap(swept(p0, p1, p0 + dp0 - shift, p1 + dp1 - shift),
-                           swept(q0, q1, q0 + dq0 - shift, q1 + dq1 - shift)))
-          continue;
+        if (!pair.swept_boxes_overlap(radius, shift)) continue;
         ++left_out_in_moving_boxes;
         CHECK(smallest >= 2.0 * gap_hat);
         CHECK(smallest >= 0.8 * start_gap - 1e-12);
-        for (const double keep : {0.5, 0.1, 1e-3})
-          CHECK(capsule_time_of_impact(p0, p1, q0, q1, dp0, dp1, dq0, dq1, reach, keep) == 1.0);
+        pair.check_ccd_bounds_are_one(reach);
       }
     // The path's end (the next step's start) and its start reuse its list: a fresh broad phase's
     // pairs. A point off the line does not.
