@@ -250,7 +250,7 @@ class NewtonSolver {
     if (settings_.exact_when_definite) {
       assembler_.assemble(x, 0.0, HessianProjection::Exact, 1.0, gradient);
       barrier_.add(x, HessianProjection::Exact, gradient, &assembler_.matrix());
-      solver_.preconditioner().compute(assembler_.matrix());
+      solver_.preconditioner().factorize(assembler_.matrix());  // the assembler's pattern, kept in its arrays
       if (solver_.preconditioner().failed_blocks() == 0) return;
     }
     assembler_.assemble(x, 0.0, settings_.projection, 1.0, gradient);

@@ -127,7 +127,10 @@ void ConjugateGradient::clear_active_ranges() {
 
 void ConjugateGradient::compute(const SparseMatrix& m) {
   matrix_ = &m;
-  preconditioner_.compute(m);
+  // Not compute(): the integrator's matrices keep their pattern in their arrays, or have it
+  // analysed when it changes (ImplicitEuler::assemble), and the preconditioner recognises it by
+  // them (RodBlockPreconditioner::factorize).
+  preconditioner_.factorize(m);
 }
 
 double ConjugateGradient::residual_norm(const SparseMatrix& m, const VecX& b, const VecX& x) const {

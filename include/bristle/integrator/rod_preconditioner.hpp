@@ -152,8 +152,18 @@ class RodBlockPreconditioner {
   void declare_blocks_solved(const double* values, bool factors_kept = false);
   int block_count() const { return static_cast<int>(factors_.size()); }
 
+  /// Eigen's compute: a matrix whose pattern may be new, so analysed afresh. factorize() alone
+  /// takes a matrix in the arrays last analysed (same addresses and sizes) as the same pattern,
+  /// which only a caller that keeps its pattern can promise: a freed matrix's successor can
+  /// take its arrays with another pattern of the same size (a test's temporaries did, and the
+  /// stale analysis failed a block). The integrator's solves call factorize()
+  /// (ConjugateGradient::compute): their matrices keep their pattern, or are analysed when it
+  /// changes (the coupled system).
   template <typename MatrixType>
-  RodBlockPreconditioner& compute(const MatrixType& m) { return factorize(m); }
+  RodBlockPreconditioner& compute(const MatrixType& m) {
+    analyzePattern(m);
+    return factorize(m);
+  }
 
   /// Solves the listed blocks of `m` each on its own: x's entries of block b become
   /// A_b^-1 times rhs's (the same bits as solve() there), A_b factored again only where its
