@@ -935,7 +935,7 @@ TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a fra
       for (int k = 0; k < 3; ++k) to[dof + k] += drag[k] + motion * u(rng);
     }
     const int world_count = static_cast<int>(contact.find_pairs(from, to, PathMotion::OneFraction).size());
-    const double world_step = contact.max_step(from, to, 1e-3), world_half = contact.max_step(from, to, 0.5);
+    const double world_step = contact.max_step(from, to, 1e-3);
     const double world_reversed = contact.max_step_reversed(from, to, 1e-3);
     Vec3 shift = Vec3::Zero();  // the frame's: the segments' mean displacement
     for (const auto& [rod, segment] : segments) {
@@ -947,12 +947,12 @@ TEST_CASE("rod-rod contact: on a straight-line path the pairs are found in a fra
     for (const RodContactPair& pair : contact.find_pairs(from, to, PathMotion::StraightLine))
       kept.emplace_back(pair.segment_a, pair.segment_b);
     REQUIRE(std::is_sorted(kept.begin(), kept.end()));
-    CHECK(static_cast<int>(kept.size()) <= world_count);
     fewer += static_cast<int>(kept.size()) < world_count ? 1 : 0;
     CHECK(contact.relatively_clear_pairs().empty());
-    // CCD over the moving frame's list: the world frame's bounds.
+    // CCD over the moving frame's list, as clear_path asks it: the world frame's bounds here.
+    // (Not implied in general: a pair only the world frame lists stays beyond g^ but may close
+    // more than half its gap. Here the smallest bounds are set by close pairs both list.)
     CHECK(contact.max_step(from, to, 1e-3) == world_step);
-    CHECK(contact.max_step(from, to, 0.5) == world_half);
     CHECK(contact.max_step_reversed(from, to, 1e-3) == world_reversed);
     cut += world_step < 1.0 ? 1 : 0;
     for (int i = 0; i < static_cast<int>(segments.size()); ++i)

@@ -283,6 +283,9 @@ class RodContact {
   double vertex_travel(const VecX& x_from, const VecX& x_to, int dof, const Vec3& shift) const {
     return (point(x_to, dof) - shift - point(x_from, dof)).norm();
   }
+  /// The sum of the segments' first vertices' travels from x_from to x_to less `shift`
+  /// (vertex_travel), summed in chunks as mean_displacement.
+  double path_travel(const VecX& x_from, const VecX& x_to, const Vec3& shift) const;
   /// The segments' mean displacement from x_from to x_to (their first vertices'), summed in
   /// chunks of a fixed size: the same bits for any thread count.
   Vec3 mean_displacement(const VecX& x_from, const VecX& x_to) const;
