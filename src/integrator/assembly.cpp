@@ -580,8 +580,10 @@ void sparse_from_triplets(int rows, int cols, const std::vector<Eigen::Triplet<d
     }
 }
 
-void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads) {
+void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads,
+                const std::vector<char>* columns) {
   assert(a.isCompressed() && b.isCompressed() && a.rows() == b.rows() && a.cols() == b.cols());
+  assert(columns == nullptr || static_cast<Eigen::Index>(columns->size()) == a.cols());
   const int n = static_cast<int>(a.cols());
   const int *a_outer = a.outerIndexPtr(), *a_inner = a.innerIndexPtr();
   const int *b_outer = b.outerIndexPtr(), *b_inner = b.innerIndexPtr();
@@ -589,6 +591,7 @@ void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum,
   // Each column's union of rows: counted, then written, by merging the two sorted columns.
   std::vector<int> outer(n + 1, 0);
   auto merge = [&](int col, int* rows, double* values) {
+    if (columns != nullptr && !(*columns)[col]) return 0;
     int i = a_outer[col], j = b_outer[col], count = 0;
     const int i_end = a_outer[col + 1], j_end = b_outer[col + 1];
     // Most columns have no entry of b (the coupling touches the few DOFs in contact): a's

@@ -207,7 +207,8 @@ bool RodBlockPreconditioner::keeps_pattern(const Block& block, const int* outer,
          std::memcmp(inner + outer[begin], block.pattern_rows.data(), sizeof(int) * entries) == 0;
 }
 
-void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const int* inner) {
+void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const int* inner,
+                                                const std::vector<char>* only_blocks) {
   factors_kept_ = false;
   size_ = n;
   // Blocks with their ranges of before keep their analysis where their pattern is unchanged.
@@ -224,10 +225,18 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   // Blocks on threads: each writes only its own Block (the contact solver's filtered systems
   // are analysed at every solve, a few per Newton iteration).
   bool between = false;
+  long analysed = 0;
   const int block_count = static_cast<int>(blocks_.size());
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && block_count > 1) reduction(|| : between)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && block_count > 1) reduction(|| : between) reduction(+ : analysed)
   for (int b = 0; b < block_count; ++b) {
     Block& block = factors_[b];
+    if (only_blocks != nullptr && !(*only_blocks)[b]) {
+      // Left out of this pattern (analyze_blocks): its analysis stays that of the last whole
+      // pattern, offsets included; not factored for these values.
+      block.factored = false;
+      block.failed_pivot = -1;
+      continue;
+    }
     const int begin = blocks_[b].first, size = blocks_[b].second - blocks_[b].first, end = begin + size;
     if (size > 0 && begin >= 0 && end <= n && block.pattern_offset >= 0 && keeps_pattern(block, outer, inner)) {
       // The same analysis: only the value positions move. The kept factor's input
@@ -245,6 +254,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     block.begin = begin;
     block.size = size;
     if (block.size <= 0) continue;
+    ++analysed;
     bool block_between = false;
     for (int col = begin; col < end && !block_between; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
@@ -315,6 +325,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
     }
   }
   entries_between_blocks_ = between;
+  block_analyses_ += analysed;
   analyzed_outer_ = outer;
   analyzed_inner_ = inner;
   analyzed_n_ = n;

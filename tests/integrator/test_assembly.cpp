@@ -404,6 +404,30 @@ TEST_CASE("integrator assembly: add_sparse gives Eigen's sum bit for bit, on any
     add_sparse(b, a, sum, threads);
     CHECK(sum.nonZeros() == expected.nonZeros());
     CHECK(std::equal(expected.innerIndexPtr(), expected.innerIndexPtr() + expected.nonZeros(), sum.innerIndexPtr()));
+    // Over some columns only: those are the sum's, bit for bit, the others empty.
+    std::vector<char> columns(6000, 0);
+    for (int col = 0; col < 6000; ++col) columns[col] = (col / 500) % 2 == 0 ? 1 : 0;
+    SparseMatrix part;
+    add_sparse(a, b, part, threads, &columns);
+    REQUIRE(part.isCompressed());
+    Eigen::Index listed = 0;
+    for (int col = 0; col < 6000; ++col) {
+      const int count = part.outerIndexPtr()[col + 1] - part.outerIndexPtr()[col];
+      if (!columns[col]) {
+        CHECK(count == 0);
+        continue;
+      }
+      const int from = expected.outerIndexPtr()[col];
+      REQUIRE(count == expected.outerIndexPtr()[col + 1] - from);
+      CHECK(std::equal(expected.innerIndexPtr() + from, expected.innerIndexPtr() + from + count,
+                       part.innerIndexPtr() + part.outerIndexPtr()[col]));
+      CHECK(std::memcmp(expected.valuePtr() + from, part.valuePtr() + part.outerIndexPtr()[col],
+                        sizeof(double) * count) == 0);
+      listed += count;
+    }
+    CHECK(listed == part.nonZeros());
+    CHECK(listed > 0);
+    CHECK(listed < expected.nonZeros());
   }
 }
 

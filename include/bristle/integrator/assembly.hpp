@@ -292,8 +292,10 @@ class SystemAssembler {
 /// pattern and values of Eigen's `a + b` bit for bit (an entry of one only is `a + 0` or
 /// `0 + b`, as Eigen forms it), for any thread count. The step's coupled system (the rods'
 /// matrix plus the coupling between them) is formed so at every assembly; Eigen's sum ran on
-/// one thread, 3% of a tilted brush's step on two.
-void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads);
+/// one thread, 3% of a tilted brush's step on two. With `columns`, only the columns marked
+/// there are formed; the others are left empty.
+void add_sparse(const SparseMatrix& a, const SparseMatrix& b, SparseMatrix& sum, int threads,
+                const std::vector<char>* columns = nullptr);
 
 /// `matrix` = the rows x cols compressed matrix of `triplets`, as Eigen's setFromTriplets makes
 /// it bit for bit: duplicates summed in the order listed, each column's rows sorted. Eigen's

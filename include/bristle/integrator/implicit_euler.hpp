@@ -256,6 +256,9 @@ struct StepContext {
   std::vector<double> rod_correction;
   bool rod_corrections_known = false;
   bool partial = false;
+  /// select_active_rods ran in this iteration's assembly (before the coupled system was
+  /// formed, over the active rods' columns only); solve() takes its choice.
+  bool rods_selected = false;
   bool next_full = false;  ///< the next iteration solves every rod
   /// The system matrix holds this iteration's values. Solved per rod with the factors kept,
   /// nothing needs them unless CG must iterate: they are filled only then (solve()).
@@ -543,6 +546,7 @@ class ImplicitEuler {
   // matrix() + coupling_matrix() of the last assembly, when it had coupling elements
   // (`coupled_`, recorded there: elements added or cleared since do not count until the next).
   SparseMatrix coupled_system_;
+  std::vector<char> active_columns_;  // an iteration's active rods' free DOFs (assemble)
   bool coupled_ = false;
   // coupled_rod_roots' and coupled_rod_groups' results for one assembly of the coupling
   // (SystemAssembler::coupling_version): the contact solver asks for the groups at each pass.

@@ -66,6 +66,8 @@ class RodBlockPreconditioner {
   /// Symbolic analyses and numeric factorisations of groups so far (for tests: what was
   /// reused).
   long group_analyses() const { return group_analyses_; }
+  /// Blocks analysed anew (not recognised as a pattern analysed before), over all analyses.
+  long block_analyses() const { return block_analyses_; }
   long group_factorizations() const { return group_factorizations_; }
 
   /// Restricts factorize() and the application to the blocks marked in `active` (one entry
@@ -92,6 +94,16 @@ class RodBlockPreconditioner {
   template <typename MatrixType>
   RodBlockPreconditioner& analyzePattern(const MatrixType& m) {
     analyze_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr());
+    return *this;
+  }
+
+  /// analyzePattern for a matrix whose blocks outside `blocks` (marked per block) are left
+  /// out of it (their columns empty: an iteration over some rods only). Those blocks keep the
+  /// analysis they had, for a later analyzePattern of the whole pattern to recognise; they
+  /// must be held out of the factorisations and solves until then (set_active_blocks).
+  template <typename MatrixType>
+  RodBlockPreconditioner& analyze_blocks(const MatrixType& m, const std::vector<char>& blocks) {
+    analyze_compressed(static_cast<int>(m.cols()), m.outerIndexPtr(), m.innerIndexPtr(), &blocks);
     return *this;
   }
 
@@ -318,7 +330,7 @@ class RodBlockPreconditioner {
   }
   bool factorize_block(int b, const double* values);
   void factorize_groups(int n, const int* outer, const int* inner, const double* values);
-  void analyze_compressed(int n, const int* outer, const int* inner);
+  void analyze_compressed(int n, const int* outer, const int* inner, const std::vector<char>* only_blocks = nullptr);
   void factorize_compressed(int n, const int* outer, const int* inner, const double* values);
   void finish_factorization(const double* values);
   void apply_in_place(VecX& x) const;
@@ -343,6 +355,7 @@ class RodBlockPreconditioner {
   const int* analyzed_inner_ = nullptr;
   int analyzed_n_ = -1, analyzed_nonzeros_ = -1;
   std::vector<int> outside_blocks_;  // DOFs in no block
+  long block_analyses_ = 0;
   bool entries_between_blocks_ = false;  // the analysed pattern couples two blocks (or a block and the rest)
   std::vector<int> jacobi_dofs_;     // DOFs preconditioned by their diagonal: outside, or failed blocks
   std::vector<double> jacobi_inverse_;
