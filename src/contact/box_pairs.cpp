@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "bristle/contact/uniform_grid.hpp"
 
@@ -358,19 +359,128 @@ void BoxPairList::keep_list_valid(const std::vector<AxisBox>& boxes, const std::
   listed_ = overlapping_box_pairs(grown_, skip, threads);
   listed_valid_ = true;
   box_pairs_valid_ = false;
+  sweep_valid_ = false;
   ++rebuilds_;
+}
+
+bool BoxPairList::update_sweep() {
+  const int n = static_cast<int>(grown_.size());
+  const auto lower = [&](int i) { return grown_[i].lo[sweep_axis_]; };
+  const auto before = [&](int a, int b) { return lower(a) < lower(b) || (lower(a) == lower(b) && a < b); };
+  if (!sweep_valid_ || static_cast<int>(sweep_order_.size()) != n) {
+    // The axis along which the boxes spread furthest for their widths: the fewest boxes in
+    // a regrown box's range.
+    Vec3 low = Vec3::Constant(std::numeric_limits<double>::infinity()), high = -low, widest = Vec3::Zero();
+    for (const AxisBox& box : grown_) {
+      if (!box.lo.allFinite() || !box.hi.allFinite()) return false;  // (sweep_valid_ is false)
+      low = low.cwiseMin(box.lo);
+      high = high.cwiseMax(box.hi);
+      widest = widest.cwiseMax(box.hi - box.lo);
+    }
+    sweep_axis_ = 0;
+    for (int d = 1; d < 3; ++d)
+      if ((high[d] - low[d]) * widest[sweep_axis_] > (high[sweep_axis_] - low[sweep_axis_]) * widest[d]) sweep_axis_ = d;
+    sweep_width_ = widest[sweep_axis_];
+    sweep_order_.resize(n);
+    for (int i = 0; i < n; ++i) sweep_order_[i] = i;
+    std::sort(sweep_order_.begin(), sweep_order_.end(), before);
+  } else {
+    // The regrown boxes moved: taken out, sorted, and merged back in.
+    for (const int i : regrown_) {
+      const AxisBox& box = grown_[i];
+      if (!box.lo.allFinite() || !box.hi.allFinite()) {
+        sweep_valid_ = false;  // the index no longer holds grown_: built again when it can be
+        return false;
+      }
+      sweep_width_ = std::max(sweep_width_, box.hi[sweep_axis_] - box.lo[sweep_axis_]);
+    }
+    std::vector<int> moved = regrown_;
+    std::sort(moved.begin(), moved.end(), before);
+    std::vector<int> order;
+    order.reserve(n);
+    auto next = moved.begin();
+    for (const int i : sweep_order_) {
+      if (regrown_mark_[i]) continue;
+      while (next != moved.end() && before(*next, i)) order.push_back(*next++);
+      order.push_back(i);
+    }
+    order.insert(order.end(), next, moved.end());
+    sweep_order_.swap(order);
+  }
+  sweep_lo_.resize(n);
+  for (int k = 0; k < n; ++k) sweep_lo_[k] = lower(sweep_order_[k]);
+  sweep_valid_ = true;
+  return true;
 }
 
 void BoxPairList::regrow_boxes(const std::function<bool(int, int)>& skip, int threads) {
   // The list holds every pair not skipped whose grown boxes overlap. The boxes of regrown_
   // have new grown boxes: their pairs are dropped and found again by testing each of them
-  // against every box (a pair of two regrown boxes from the larger index's side only); the
-  // other pairs' grown boxes did not change. The list stays sorted (the new pairs sorted and
+  // against the boxes it may overlap (a pair of two regrown boxes from the larger index's side
+  // only); the other pairs' grown boxes did not change. The list stays sorted (the new pairs sorted and
   // merged in), so pairs() filters it as it would a rebuilt one: the same result.
   const int n = static_cast<int>(grown_.size());
   const int k_count = static_cast<int>(regrown_.size());
   regrown_mark_.assign(n, 0);
   for (const int i : regrown_) regrown_mark_[i] = 1;
+  const int parts = std::max(1, std::min(threads, k_count));
+  if (static_cast<int>(block_found_.size()) < parts) block_found_.resize(parts);
+  auto add_pair = [&](std::vector<std::pair<int, int>>& out, int i, int j) {
+    if (i == j || (regrown_mark_[j] && j < i)) return;
+    const int lo = std::min(i, j), hi = std::max(i, j);
+    if (skip && skip(lo, hi)) return;
+    out.emplace_back(lo, hi);
+  };
+  if (update_sweep()) {
+    // Each regrown box against the boxes whose lower bound along the sweep axis lies in
+    // [lo - width, hi] (a box starting further below ends below lo: its width is at most
+    // sweep_width_; the bound is lowered by a rounding allowance, so that no pair is missed
+    // and at most a few more are tested). Regrown boxes on threads, their pairs sorted below:
+    // the same list as the test against every box. (On the tilted 1000-bristle brush, 31
+    // boxes regrown per update against 21,000: the test against every box was 1.7 ms of it.)
+    const int axis = sweep_axis_;
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1 && k_count > 16)
+    for (int t = 0; t < parts; ++t) {
+      std::vector<std::pair<int, int>>& out = block_found_[t];
+      out.clear();
+      const int per = (k_count + parts - 1) / parts;
+      for (int k = t * per; k < std::min(k_count, (t + 1) * per); ++k) {
+        const int i = regrown_[k];
+        const AxisBox& g = grown_[i];
+        double from = g.lo[axis] - sweep_width_;
+        from -= 4.0 * std::numeric_limits<double>::epsilon() * (std::abs(g.lo[axis]) + sweep_width_);
+        const auto first = std::lower_bound(sweep_lo_.begin(), sweep_lo_.end(), from);
+        const auto last = std::upper_bound(first, sweep_lo_.end(), g.hi[axis]);
+        for (auto at = first; at != last; ++at) {
+          const int j = sweep_order_[at - sweep_lo_.begin()];
+          if (boxes_overlap(g, grown_[j])) add_pair(out, i, j);
+        }
+      }
+    }
+    found_.clear();
+    for (int t = 0; t < parts; ++t)
+      found_.insert(found_.end(), block_found_[t].begin(), block_found_[t].end());
+  } else {
+    regrow_against_all(skip, threads);
+  }
+  std::sort(found_.begin(), found_.end());
+  // The kept pairs (neither box regrown) merged with the new ones.
+  merged_.clear();
+  merged_.reserve(listed_.size() + found_.size());
+  auto next_new = found_.begin();
+  for (const auto& pair : listed_) {
+    if (regrown_mark_[pair.first] || regrown_mark_[pair.second]) continue;
+    while (next_new != found_.end() && *next_new < pair) merged_.push_back(*next_new++);
+    merged_.push_back(pair);
+  }
+  merged_.insert(merged_.end(), next_new, found_.end());
+  listed_.swap(merged_);
+  box_pairs_valid_ = false;
+}
+
+void BoxPairList::regrow_against_all(const std::function<bool(int, int)>& skip, int threads) {
+  const int n = static_cast<int>(grown_.size());
+  const int k_count = static_cast<int>(regrown_.size());
   // The regrown boxes as columns: each box's test against all of them is a branch-free loop.
   std::vector<double> column[6];
   for (auto& c : column) c.resize(k_count);
@@ -410,19 +520,6 @@ void BoxPairList::regrow_boxes(const std::function<bool(int, int)>& skip, int th
   }
   found_.clear();
   for (int b = 0; b < blocks; ++b) found_.insert(found_.end(), block_found_[b].begin(), block_found_[b].end());
-  std::sort(found_.begin(), found_.end());
-  // The kept pairs (neither box regrown) merged with the new ones.
-  merged_.clear();
-  merged_.reserve(listed_.size() + found_.size());
-  auto next_new = found_.begin();
-  for (const auto& pair : listed_) {
-    if (regrown_mark_[pair.first] || regrown_mark_[pair.second]) continue;
-    while (next_new != found_.end() && *next_new < pair) merged_.push_back(*next_new++);
-    merged_.push_back(pair);
-  }
-  merged_.insert(merged_.end(), next_new, found_.end());
-  listed_.swap(merged_);
-  box_pairs_valid_ = false;
 }
 
 }  // namespace bristle

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -557,6 +559,77 @@ TEST_CASE("box pairs: boxes that leave their margin a few at a time are grown ag
     }
     CHECK(list.rebuilds() == 1);
     CHECK(list.regrowths() == 29);
+  }
+}
+
+TEST_CASE("box pairs: updates find the pairs of a box grown wider than any before, and of boxes not finite") {
+  // An update tests a regrown box only against the boxes whose lower bound along one axis lies
+  // within the widest box's width below it (BoxPairList's sweep index). A box that jumps and
+  // widens must widen that reach for the updates after it; a box that is not finite leaves
+  // the index (every box tested) until a rebuild. Each call's pairs are a fresh broad phase's.
+  std::mt19937 rng(71);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const int n = 3000;
+  std::vector<AxisBox> boxes;
+  for (int k = 0; k < n; ++k) {
+    const Vec3 lo(u(rng), u(rng), u(rng));
+    boxes.push_back({lo, lo + Vec3::Constant(0.01)});
+  }
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    BoxPairList list;
+    std::vector<AxisBox> now = boxes;
+    auto check = [&](const std::string& what) {
+      CAPTURE(what);
+      CHECK(list.pairs(now, [](int) { return 0.002; }, {}, threads) == overlapping_box_pairs(now, {}, 1));
+    };
+    check("first");
+    now[3].lo = Vec3(0.2, 0.4, 0.6);
+    now[3].hi = now[3].lo + Vec3::Constant(0.01);
+    check("a small jump");  // the first update, which builds the index
+    // Box 5 becomes the whole unit cube.
+    now[5].lo = Vec3::Zero();
+    now[5].hi = Vec3::Ones();
+    check("widened");
+    // Boxes jump into its far corner, far above its lower bound on any axis.
+    for (const int k : {17, 18, 19}) {
+      now[k].lo = Vec3(0.95 + 0.01 * (k - 17), 0.97, 0.96);
+      now[k].hi = now[k].lo + Vec3::Constant(0.01);
+    }
+    check("into the cube's corner");
+    // Two boxes tied on every lower bound.
+    now[40].lo = now[41].lo = Vec3(0.3, 0.3, 0.3);
+    now[40].hi = now[41].hi = Vec3(0.31, 0.31, 0.31);
+    check("tied");
+    // A box reaching to infinity, then one not a number, then both back.
+    now[60].hi.x() = std::numeric_limits<double>::infinity();
+    check("infinite");
+    now[61].lo.y() = std::numeric_limits<double>::quiet_NaN();
+    for (const int k : {62, 63, 64}) {  // moved while the index is left
+      now[k].lo = Vec3(0.6, 0.6, 0.6 + 0.001 * (k - 62));
+      now[k].hi = now[k].lo + Vec3::Constant(0.01);
+    }
+    check("not a number");
+    for (const int k : {70, 71}) {
+      now[k].lo = Vec3(0.6, 0.6, 0.6);
+      now[k].hi = Vec3(0.62, 0.62, 0.62);
+    }
+    check("after them");
+    now[60] = boxes[60];
+    now[61] = boxes[61];
+    check("finite again");
+    for (const int k : {72, 73}) {  // onto the boxes moved while the index was left
+      now[k].lo = Vec3(0.6005, 0.6005, 0.6005 + 0.001 * (k - 72));
+      now[k].hi = now[k].lo + Vec3::Constant(0.01);
+    }
+    check("onto the moved boxes");
+    now[5].lo = Vec3(0.1, 0.2, 0.3);
+    now[5].hi = now[5].lo + Vec3::Constant(0.01);
+    now[17].lo = Vec3(0.1, 0.2, 0.305);
+    now[17].hi = now[17].lo + Vec3::Constant(0.01);
+    check("narrow again");
+    CHECK(list.rebuilds() == 1);
+    CHECK(list.regrowths() == 10);
   }
 }
 

@@ -97,8 +97,22 @@ class BoxPairList {
                        const std::function<bool(int, int)>& skip, int threads, const Vec3& shift);
   /// The list's pairs of the boxes of regrown_ (their grown_ already updated) found anew.
   void regrow_boxes(const std::function<bool(int, int)>& skip, int threads);
+  /// regrow_boxes' pairs into found_ (unsorted) by testing each regrown box against every box.
+  void regrow_against_all(const std::function<bool(int, int)>& skip, int threads);
   std::vector<int> regrown_;
   std::vector<char> regrown_mark_;
+  // The grown boxes by their lower bound along one axis (a sweep index, built at the first
+  // update after a rebuild and kept through the updates): a regrown box is tested only against
+  // the boxes whose lower bound lies within the widest box's width below its own range, not
+  // against every box. sweep_lo_[k] is grown_[sweep_order_[k]].lo[sweep_axis_].
+  std::vector<int> sweep_order_;
+  std::vector<double> sweep_lo_;
+  int sweep_axis_ = 0;
+  double sweep_width_ = 0.0;  // at least every grown box's width along the axis
+  bool sweep_valid_ = false;
+  /// Whether the sweep index holds grown_ (building it, or moving the regrown boxes in it);
+  /// false where a bound is not finite (the boxes are then tested against all).
+  bool update_sweep();
   std::vector<std::pair<int, int>> merged_;
   int regrowths_ = 0;
   std::vector<std::pair<int, int>> found_;
