@@ -88,9 +88,24 @@ double segment_distance_lower_bound(const Vec3& p0, const Vec3& p1, const Vec3& 
   const Vec3 between = 0.5 * ((p0 + p1) - (q0 + q1));
   const double length = between.norm();
   if (!(length > 0.0)) return 0.0;
-  const Vec3 axis = between / length;
-  const double a0 = p0.dot(axis), a1 = p1.dot(axis), b0 = q0.dot(axis), b1 = q1.dot(axis);
-  const double gap = std::max(std::min(a0, a1) - std::max(b0, b1), std::min(b0, b1) - std::max(a0, a1));
+  // The gap between the segments' projections on a unit axis.
+  const auto projected_gap = [&](const Vec3& axis) {
+    const double a0 = p0.dot(axis), a1 = p1.dot(axis), b0 = q0.dot(axis), b1 = q1.dot(axis);
+    return std::max(std::min(a0, a1) - std::max(b0, b1), std::min(b0, b1) - std::max(a0, a1));
+  };
+  double gap = projected_gap(between / length);
+  // Neighbours side by side but shifted along their length (a tilted brush's bristles): the
+  // line through the midpoints runs partly along them and the gap above falls short. The part
+  // of it across P projects P to a point, and a Q nearly parallel to P to nearly one: on the
+  // tilted 1000-bristle brush 13 of 14 million candidates the first axis left undecided were
+  // clear of their path by their exact distance.
+  const Vec3 along = p1 - p0;
+  const double along2 = along.squaredNorm();
+  if (along2 > 0.0) {
+    const Vec3 across = between - (between.dot(along) / along2) * along;
+    const double across_length = across.norm();
+    if (across_length > 0.0) gap = std::max(gap, projected_gap(across / across_length));
+  }
   // Each projection is off by a few ulp of the coordinates' size, segment_distance by a few
   // ulp of the segments' size; 1e-12 of the largest coordinate is far above both.
   const double scale = std::max({p0.cwiseAbs().maxCoeff(), p1.cwiseAbs().maxCoeff(), q0.cwiseAbs().maxCoeff(),

@@ -206,6 +206,11 @@ TEST_CASE("segment distance: the lower bound is never above the distance, and ti
       const Vec3 shift = size * random_vector();
       q0 = p0 + shift;
       q1 = p1 + shift;
+    } else if (k % 3 == 1 && k % 5 == 0) {
+      // Nearly parallel: Q is P moved and turned a little.
+      const Vec3 shift = size * random_vector();
+      q0 = p0 + shift;
+      q1 = p1 + shift + 0.01 * size * random_vector();
     }
     const double bound = segment_distance_lower_bound(p0, p1, q0, q1);
     const double exact = segment_distance(p0, p1, q0, q1).distance;
@@ -222,6 +227,17 @@ TEST_CASE("segment distance: the lower bound is never above the distance, and ti
   const double side = segment_distance_lower_bound(base, base + along, base + across, base + across + along);
   CHECK(side == doctest::Approx(0.5e-3).epsilon(1e-8));
   CHECK(side <= 0.5e-3);
+  // The same neighbours shifted along their length by 0.7 of it, and one turned a little
+  // (a tilted brush's neighbouring bristles): the line through the midpoints runs mostly
+  // along them, the part of it across P does not.
+  const Vec3 shifted = base + across + 0.7 * along;
+  const double along_side = segment_distance_lower_bound(base, base + along, shifted, shifted + along);
+  CHECK(along_side == doctest::Approx(0.5e-3).epsilon(1e-8));
+  CHECK(along_side <= 0.5e-3);
+  const Vec3 turned = along + Vec3(0.0, 0.0, 0.02e-3);
+  const double turned_side = segment_distance_lower_bound(base, base + along, shifted, shifted + turned);
+  CHECK(turned_side <= segment_distance(base, base + along, shifted, shifted + turned).distance);
+  CHECK(turned_side > 0.45e-3);
   // Crossing segments: zero.
   CHECK(segment_distance_lower_bound(Vec3(-1, 0, 0), Vec3(1, 0, 0), Vec3(0, -1, 0), Vec3(0, 1, 0)) == 0.0);
 }

@@ -23,8 +23,9 @@ struct SegmentDistance {
 SegmentDistance segment_distance(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1);
 
 /// A lower bound on the distance of segments p0-p1 and q0-q1, a few operations against
-/// segment_distance's five candidates: the gap between their projections on the line through
-/// their midpoints (any unit axis u gives one, since |x - y| >= |(x - y) . u|), less a margin
+/// segment_distance's five candidates: the larger gap between their projections on the line
+/// through their midpoints and on its part across P (any unit axis u gives one, since
+/// |x - y| >= |(x - y) . u|), less a margin
 /// well above the rounding of both this and segment_distance, so that segment_distance's
 /// result is never below it. Tight for segments side by side (the projections are points),
 /// zero for segments that cross or whose midpoints meet. For a broad phase to drop far pairs
