@@ -91,12 +91,7 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
   // was the same where rods are apart, but where rod contact couples a vertex to a rod far
   // down the numbering it spanned every rod between: a twentieth of a pressed brush's step.)
   std::vector<int> columns;
-  for (const VelocityConstraint& c : constraints) {
-    for (int j = 0; j < D; ++j) columns.push_back(c.free + j);
-    columns.insert(columns.end(), inner + outer[c.free], inner + outer[c.free + 1]);
-  }
-  std::sort(columns.begin(), columns.end());
-  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  filtered_columns(matrix, constraints, D, columns);
   // Steps 2 to 4 write only these columns: the constrained ones (2, 4) and the others'
   // entries in constrained rows (3, 4).
   if (changed_columns != nullptr) *changed_columns = columns;
@@ -132,6 +127,21 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
     for (int col = c.free; col < c.free + c.count; ++col)
       for (int k = outer[col]; k < outer[col + 1]; ++k)
         if (inner[k] == col) rhs[col] = values[k] * prescribed_value(col);
+}
+
+void filtered_columns(const SparseMatrix& matrix, const std::vector<VelocityConstraint>& constraints, int dimension,
+                      std::vector<int>& columns) {
+  // Step 2 changes a vertex's columns without changing the pattern: the rows read here are
+  // the same before and after it.
+  const int* outer = matrix.outerIndexPtr();
+  const int* inner = matrix.innerIndexPtr();
+  columns.clear();
+  for (const VelocityConstraint& c : constraints) {
+    for (int j = 0; j < dimension; ++j) columns.push_back(c.free + j);
+    columns.insert(columns.end(), inner + outer[c.free], inner + outer[c.free + 1]);
+  }
+  std::sort(columns.begin(), columns.end());
+  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
 }
 
 void filter_guess(const VecX& dv, const std::vector<VelocityConstraint>& constraints, int dimension, VecX& y) {

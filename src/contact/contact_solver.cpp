@@ -36,8 +36,6 @@ constexpr int kDissipationSolves = 8;
 constexpr int kParallelRodDofs = 4096;
 // Below this many DOFs a loop over DOFs stays on one thread.
 constexpr int kParallelDofs = 16384;
-// Fewer values than this are copied on one thread (save_all_values).
-constexpr int kParallelCopyValues = 1 << 16;
 
 /// The vertex's contact normals as the columns of a 3 x m matrix.
 Eigen::MatrixXd normals_of(const VertexContact& vc) {
@@ -757,11 +755,9 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
   const DofLayout& layout = model_.layout;
   const int rod_count = layout.rod_count();
   // The values are saved as passes first change them: a rod's columns by the thread that
-  // filters them (rods apart), all of them before a whole-system pass. (A copy of the whole
-  // matrix on one thread here was a tenth of the pressed brush's time on two threads.)
+  // filters them (rods apart), the filter's columns before a whole-system pass.
   saved_values_.resize(system.nonZeros());
   rod_values_saved_.assign(rod_count, 0);
-  all_values_saved_ = false;
   if (dv_free.size() != n_free) dv_free.setZero(n_free);
 
   // Anti-cycling counters are per solve (per Newton iteration).
@@ -868,12 +864,6 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       rod_active_ = all_rods;
     }
     rod_solves_ += pass_rod_count;
-    if (pass_rods_ != nullptr) {
-      for (int r = 0; r < rod_count; ++r)
-        if (all_rods[r]) save_rod_values(system, r);
-    } else {
-      save_all_values(system);
-    }
     build_constraints(x0, v, h, rhs_free);
     // The rods whose constraints this pass left as they were (most rods of a pressed brush
     // touch no collider, and a pass changes a few of the rest): the linear solve may keep
@@ -897,6 +887,13 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       solved = linear_solve(system, rhs_, pass_guess_, y_, same_rods);
       if (solved) dv_free = y_;
     } else {
+      // The values this pass changes, saved first: the filter's columns (filtered_columns),
+      // which hold the friction matrices' (each on a constrained vertex's diagonal block).
+      // (Saving every value, 14 MB on the tilted 1000-bristle brush, was 2% of its run.)
+      filtered_columns(system, constraints_, D, changed_columns_);
+      const double* pristine = system.valuePtr();
+      for (const int col : changed_columns_)
+        std::copy(pristine + outer[col], pristine + outer[col + 1], saved_values_.data() + outer[col]);
       add_friction_matrices(system);
       filter_system(system, rhs_, constraints_, D, &filter_scratch_, &changed_columns_);
       filter_guess(start, constraints_, D, pass_guess_);
@@ -1018,29 +1015,6 @@ void ContactSolver::save_rod_values(const SparseMatrix& system, int rod) {
   const int* outer = system.outerIndexPtr();
   std::copy(system.valuePtr() + outer[begin], system.valuePtr() + outer[end], saved_values_.data() + outer[begin]);
   rod_values_saved_[rod] = 1;
-}
-
-void ContactSolver::save_all_values(const SparseMatrix& system) {
-  if (all_values_saved_) return;
-  // Columns saved by passes before (rods apart) are kept; the others, and any value outside
-  // the rods' columns, are as solve() received them: copied now.
-  // Each rod copies its own values and those between the rod before's and its own; the rods
-  // split between threads (a pressed brush's system is 14 MB of values, copied on each pass
-  // that solves it whole).
-  const int rod_count = static_cast<int>(rod_values_saved_.size());
-  const int* outer = system.outerIndexPtr();
-  const double* values = system.valuePtr();
-  const bool parallel = threads_ > 1 && system.nonZeros() >= kParallelCopyValues;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (parallel)
-  for (int r = 0; r < rod_count; ++r) {
-    const int before = r > 0 ? outer[model_.layout.rod_free_range(r - 1).second] : 0;
-    const int begin = outer[model_.layout.rod_free_range(r).first];
-    std::copy(values + before, values + begin, saved_values_.data() + before);
-    save_rod_values(system, r);
-  }
-  const int at = rod_count > 0 ? outer[model_.layout.rod_free_range(rod_count - 1).second] : 0;
-  std::copy(values + at, values + system.nonZeros(), saved_values_.data() + at);
-  all_values_saved_ = true;
 }
 
 void ContactSolver::predict_positions(const VecX& x0, double h, const std::vector<char>& rods) {

@@ -2,6 +2,8 @@
 // solution of the filtered sparse system must equal the constrained minimiser computed with
 // dense matrices, for 1, 2 or D prescribed components per vertex, in 2D and 3D.
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -222,6 +224,35 @@ void check_elimination_order(int D) {
   CHECK(Eigen::Map<const VecX>(filtered.valuePtr(), filtered.nonZeros()) ==
         Eigen::Map<const VecX>(expected.valuePtr(), expected.nonZeros()));
   CHECK(filtered_rhs == expected_rhs);
+
+  // The columns the filter may change are known before it runs (filtered_columns: a caller
+  // saves just those and restores the matrix from them), with random frames: every other
+  // column keeps its bits, and the filter reports the same list.
+  constraints.resize(2);  // vertices 4 and 2: columns far from them stay out
+  for (auto& c : constraints) c.frame = random_frame(D, rng);
+  std::vector<int> columns, changed;
+  filtered_columns(J, constraints, D, columns);
+  CHECK(std::is_sorted(columns.begin(), columns.end()));
+  CHECK(static_cast<int>(columns.size()) < n);
+  SparseMatrix rotated = J;
+  VecX rotated_rhs = b;
+  filter_system(rotated, rotated_rhs, constraints, D, nullptr, &changed);
+  CHECK(changed == columns);
+  std::vector<char> listed(n, 0);
+  for (const int col : columns) listed[col] = 1;
+  int kept = 0, differing = 0;
+  for (int col = 0; col < n; ++col) {
+    const int begin = J.outerIndexPtr()[col], count = J.outerIndexPtr()[col + 1] - begin;
+    const bool same = std::memcmp(J.valuePtr() + begin, rotated.valuePtr() + begin, sizeof(double) * count) == 0;
+    if (!listed[col]) {
+      CHECK(same);
+      ++kept;
+    } else if (!same) {
+      ++differing;
+    }
+  }
+  CHECK(kept > 0);
+  CHECK(differing > 0);
 }
 
 }  // namespace

@@ -49,6 +49,12 @@ struct VelocityConstraint {
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
                    int dimension, std::vector<int>* scratch = nullptr, std::vector<int>* changed_columns = nullptr);
 
+/// The columns filter_system(matrix, ..., constraints, dimension) may change, sorted, known
+/// before it runs (from the pattern): the constrained vertices' columns and those with an
+/// entry in their rows. A caller that saves these values first can restore the matrix.
+void filtered_columns(const SparseMatrix& matrix, const std::vector<VelocityConstraint>& constraints, int dimension,
+                      std::vector<int>& columns);
+
 /// The filtered system's unknowns y for a velocity change dv (Q^T dv on constrained vertices,
 /// their prescribed components set to their values): a starting guess for its solve.
 void filter_guess(const VecX& dv, const std::vector<VelocityConstraint>& constraints, int dimension, VecX& y);

@@ -290,12 +290,10 @@ class ContactSolver {
   // kept for the next (LinearSolve's same_rods).
   VecX y_;
   // The system's values as solve() received them, copied a rod's columns at a time, on the
-  // threads, when a pass first changes them (rod_values_saved_); all of them before a
-  // whole-system pass (save_all_values).
+  // threads, when a pass first changes them (rod_values_saved_); the columns a whole-system
+  // pass changes, before it changes them (filtered_columns).
   std::vector<char> rod_values_saved_;
-  bool all_values_saved_ = false;
   void save_rod_values(const SparseMatrix& system, int rod);
-  void save_all_values(const SparseMatrix& system);
 };
 
 }  // namespace bristle
