@@ -389,7 +389,10 @@ bool BoxPairList::update_sweep() {
     for (const int i : regrown_) {
       const AxisBox& box = grown_[i];
       if (!box.lo.allFinite() || !box.hi.allFinite()) {
-        sweep_valid_ = false;  // the index no longer holds grown_: built again when it can be
+        // The index no longer holds grown_: built again at an update whose grown boxes are
+        // all finite (a grown box that stays infinite leaves the updates without it until
+        // the next rebuild).
+        sweep_valid_ = false;
         return false;
       }
       sweep_width_ = std::max(sweep_width_, box.hi[sweep_axis_] - box.lo[sweep_axis_]);
@@ -432,6 +435,7 @@ void BoxPairList::regrow_boxes(const std::function<bool(int, int)>& skip, int th
     out.emplace_back(lo, hi);
   };
   if (update_sweep()) {
+    ++indexed_updates_;
     // Each regrown box against the boxes whose lower bound along the sweep axis lies in
     // [lo - width, hi] (a box starting further below ends below lo: its width is at most
     // sweep_width_; the bound is lowered by a rounding allowance, so that no pair is missed

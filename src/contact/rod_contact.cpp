@@ -346,6 +346,15 @@ void RodContact::collect(const VecX& x_from, const VecX& x_to, std::vector<RodCo
   // it): the loop's decisions are those of the exact distances. Most candidates of a tilted
   // brush are neighbours' segments side by side, where the bound is nearly exact and costs a
   // fifth of the distance.
+  //
+  // On a path at one fraction (relative) the bound decides a little more: whether a pair
+  // clear by its relative travel is also clear by its own travels (dropped) or only
+  // relatively (listed in relatively_clear with the bound's gap). A tighter bound may move a
+  // pair from the second to the first, or raise its listed gap; either way its gap along
+  // any fractions stays above 2 g^ (its own travels bound its motion at every fraction), so
+  // it has no barrier energy and every CCD bound 1, and limit_step_by_ccd's result is the
+  // same (the tilted 1000-bristle brush's positions, bit for bit, across the change that
+  // tightened the bound).
   candidate_distances_.resize(count);
   if (relative) candidate_relative_travel_.resize(count);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && count > 256)

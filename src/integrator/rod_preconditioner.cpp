@@ -1,6 +1,7 @@
 #include "bristle/integrator/rod_preconditioner.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -227,6 +228,7 @@ void RodBlockPreconditioner::analyze_compressed(int n, const int* outer, const i
   bool between = false;
   long analysed = 0;
   const int block_count = static_cast<int>(blocks_.size());
+  assert(only_blocks == nullptr || static_cast<int>(only_blocks->size()) == block_count);
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) if (threads_ > 1 && block_count > 1) reduction(|| : between) reduction(+ : analysed)
   for (int b = 0; b < block_count; ++b) {
     Block& block = factors_[b];

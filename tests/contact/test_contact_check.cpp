@@ -615,7 +615,10 @@ TEST_CASE("box pairs: updates find the pairs of a box grown wider than any befor
       now[k].hi = Vec3(0.62, 0.62, 0.62);
     }
     check("after them");
-    now[60] = boxes[60];
+    // Box 60 out of its infinite grown box (lower on x), box 61 back: all finite again, and
+    // the index built anew.
+    now[60].lo = Vec3(-0.5, 0.1, 0.1);
+    now[60].hi = now[60].lo + Vec3::Constant(0.01);
     now[61] = boxes[61];
     check("finite again");
     for (const int k : {72, 73}) {  // onto the boxes moved while the index was left
@@ -630,6 +633,8 @@ TEST_CASE("box pairs: updates find the pairs of a box grown wider than any befor
     check("narrow again");
     CHECK(list.rebuilds() == 1);
     CHECK(list.regrowths() == 10);
+    // All but the three updates with a box not finite (infinite, not a number, after them).
+    CHECK(list.indexed_updates() == 7);
   }
 }
 

@@ -542,10 +542,13 @@ TEST_CASE("integrator preconditioner: a pattern over some blocks keeps the other
   kept.factorize(first);
   CHECK(kept.block_analyses() == blocks);
   CHECK(kept.solve(b) == fresh_solve(first, nullptr));
-  // Block 1 held: its columns empty, the other blocks' values changed.
+  // Block 1 held: its columns empty, the other blocks' values changed and their coupling gone
+  // (block 0's columns hold one entry fewer: the held block's place in these arrays is not
+  // its place in either whole pattern).
   Eigen::MatrixXd moving = whole;
   moving.block(size, 0, size, n).setZero();
   moving.block(0, size, n, size).setZero();
+  moving(1, 25) = moving(25, 1) = 0.0;
   for (int i = 0; i < size; ++i) moving(i, i) *= 1.5;
   const std::vector<char> active{1, 0, 1};
   SparseMatrix partial = to_sparse(moving);
@@ -553,16 +556,20 @@ TEST_CASE("integrator preconditioner: a pattern over some blocks keeps the other
   kept.set_active_blocks(active);
   kept.analyze_blocks(partial, active);
   kept.factorize(partial);
-  CHECK(kept.block_analyses() == blocks);  // blocks 0 and 2 kept their pattern, block 1 held
+  CHECK(kept.block_analyses() == blocks + 2);  // blocks 0 and 2 analysed anew, block 1 held
   const VecX partial_solved = kept.solve(b);
   CHECK(partial_solved == fresh_solve(partial, &active));
   kept.clear_active_blocks();
-  // The whole pattern again, in new arrays: block 1 is recognised, not analysed anew.
-  SparseMatrix again = to_sparse(whole);
+  // The whole pattern again, in new arrays, with a new coupling entry in block 0's columns
+  // that moves block 1's values one place on: block 1 is recognised, not analysed anew, and
+  // reads its values where they now are; blocks 0 and 2 are analysed anew once more.
+  Eigen::MatrixXd recoupled = whole;
+  recoupled(3, 27) = recoupled(27, 3) = 0.05;
+  SparseMatrix again = to_sparse(recoupled);
   again.makeCompressed();
   kept.analyzePattern(again);
   kept.factorize(again);
-  CHECK(kept.block_analyses() == blocks);
+  CHECK(kept.block_analyses() == blocks + 4);
   CHECK(kept.solve(b) == fresh_solve(again, nullptr));
 }
 

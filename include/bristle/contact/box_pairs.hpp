@@ -83,6 +83,8 @@ class BoxPairList {
   /// were grown again and their pairs found anew.
   int rebuilds() const { return rebuilds_; }
   int regrowths() const { return regrowths_; }
+  /// Of the updates, those that found the regrown boxes' pairs through the sweep index.
+  int indexed_updates() const { return indexed_updates_; }
 
  private:
   std::vector<AxisBox> grown_;
@@ -110,6 +112,7 @@ class BoxPairList {
   int sweep_axis_ = 0;
   double sweep_width_ = 0.0;  // at least every grown box's width along the axis
   bool sweep_valid_ = false;
+  int indexed_updates_ = 0;
   /// Whether the sweep index holds grown_ (building it, or moving the regrown boxes in it);
   /// false where a bound is not finite (the boxes are then tested against all).
   bool update_sweep();

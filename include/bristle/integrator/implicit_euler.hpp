@@ -544,7 +544,8 @@ class ImplicitEuler {
   SolverSettings settings_;
   SystemAssembler assembler_;
   // matrix() + coupling_matrix() of the last assembly, when it had coupling elements
-  // (`coupled_`, recorded there: elements added or cleared since do not count until the next).
+  // (`coupled_`, recorded there: elements added or cleared since do not count until the next);
+  // in an iteration over the moving rods (ctx.partial), over their columns only (assemble).
   SparseMatrix coupled_system_;
   std::vector<char> active_columns_;  // an iteration's active rods' free DOFs (assemble)
   bool coupled_ = false;
