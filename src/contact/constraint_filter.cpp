@@ -21,8 +21,9 @@ Vec3 times_frame(const Mat3& frame, const Vec3& v, int D) {
 }  // namespace
 
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension, std::vector<int>* scratch, std::vector<int>* changed_columns) {
-  if (changed_columns != nullptr) changed_columns->clear();
+                   int dimension, std::vector<int>* scratch, std::vector<int>* changed_columns, bool columns_given) {
+  assert(!columns_given || changed_columns != nullptr);
+  if (changed_columns != nullptr && !columns_given) changed_columns->clear();
   if (constraints.empty()) return;
   const int D = dimension;
   const int n = static_cast<int>(matrix.cols());
@@ -90,11 +91,14 @@ void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityCo
   // at a cost that grows with the contacts, not the rods. (An interval of columns per vertex
   // was the same where rods are apart, but where rod contact couples a vertex to a rod far
   // down the numbering it spanned every rod between: a twentieth of a pressed brush's step.)
-  std::vector<int> columns;
-  filtered_columns(matrix, constraints, D, columns);
-  // Steps 2 to 4 write only these columns: the constrained ones (2, 4) and the others'
-  // entries in constrained rows (3, 4).
-  if (changed_columns != nullptr) *changed_columns = columns;
+  std::vector<int> own_columns;
+  if (!columns_given) {
+    filtered_columns(matrix, constraints, D, own_columns);
+    // Steps 2 to 4 write only these columns: the constrained ones (2, 4) and the others'
+    // entries in constrained rows (3, 4).
+    if (changed_columns != nullptr) *changed_columns = own_columns;
+  }
+  const std::vector<int>& columns = columns_given ? *changed_columns : own_columns;
 
   // 3. Rows: J <- Q^T J. In every column the D rows of a vertex are consecutive entries.
   for (const int col : columns)

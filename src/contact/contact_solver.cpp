@@ -895,7 +895,7 @@ bool ContactSolver::solve(SparseMatrix& system, const VecX& rhs_free, const VecX
       for (const int col : changed_columns_)
         std::copy(pristine + outer[col], pristine + outer[col + 1], saved_values_.data() + outer[col]);
       add_friction_matrices(system);
-      filter_system(system, rhs_, constraints_, D, &filter_scratch_, &changed_columns_);
+      filter_system(system, rhs_, constraints_, D, &filter_scratch_, &changed_columns_, /*columns_given=*/true);
       filter_guess(start, constraints_, D, pass_guess_);
       solved = linear_solve(system, rhs_, pass_guess_, y_, same_rods);
       // The values as saved: the friction matrices changed the contacts' columns, the filter

@@ -238,6 +238,14 @@ void check_elimination_order(int D) {
   VecX rotated_rhs = b;
   filter_system(rotated, rotated_rhs, constraints, D, nullptr, &changed);
   CHECK(changed == columns);
+  // Given the list (as the contact solver's pass does, having saved those columns): the same.
+  SparseMatrix given = J;
+  VecX given_rhs = b;
+  std::vector<int> given_columns = columns;
+  filter_system(given, given_rhs, constraints, D, nullptr, &given_columns, /*columns_given=*/true);
+  CHECK(given_columns == columns);
+  CHECK(std::memcmp(given.valuePtr(), rotated.valuePtr(), sizeof(double) * rotated.nonZeros()) == 0);
+  CHECK(given_rhs == rotated_rhs);
   std::vector<char> listed(n, 0);
   for (const int col : columns) listed[col] = 1;
   int kept = 0, differing = 0;

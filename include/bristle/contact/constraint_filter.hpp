@@ -45,9 +45,11 @@ struct VelocityConstraint {
 /// `scratch`, if given, is kept by the caller between calls (the filter leaves it as it found
 /// it), so that a call costs what its constraints touch rather than the matrix's size.
 /// `changed_columns`, if given, receives the columns whose values the filter may have changed
-/// (sorted): restoring those restores the matrix.
+/// (sorted): restoring those restores the matrix. With `columns_given`, it holds them already
+/// (filtered_columns' list for these constraints, which the caller formed to save them).
 void filter_system(SparseMatrix& matrix, VecX& rhs, const std::vector<VelocityConstraint>& constraints,
-                   int dimension, std::vector<int>* scratch = nullptr, std::vector<int>* changed_columns = nullptr);
+                   int dimension, std::vector<int>* scratch = nullptr, std::vector<int>* changed_columns = nullptr,
+                   bool columns_given = false);
 
 /// The columns filter_system(matrix, ..., constraints, dimension) may change, sorted, known
 /// before it runs (from the pattern): the constrained vertices' columns and those with an
