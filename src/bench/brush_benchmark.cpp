@@ -116,7 +116,11 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     const Clock::time_point start = Clock::now();
     handles.prepare_step(model, state, settings.dt);
     const StepReport report = integrator.step(state, settings.dt);
-    result.seconds += seconds_since(start);
+    const double step_seconds = seconds_since(start);
+    result.seconds += step_seconds;
+    result.failed_attempts += report.failed_attempts;
+    result.failed_attempt_newton_iterations += report.failed_attempt_newton_iterations;
+    result.failed_attempt_seconds += report.failed_attempt_seconds;
     assembly += report.assembly_seconds;
     solve += report.solve_seconds;
     result.cg_iterations += report.cg_iterations;
@@ -134,6 +138,9 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     // As the runner keeps time: counted in steps, no drift.
     state.time = static_cast<double>(result.steps_taken) * settings.dt;
     if (!report.converged) ++result.unconverged_steps;
+    (report.converged ? result.converged_seconds : result.unconverged_seconds) += step_seconds;
+    (report.converged ? result.converged_newton_iterations : result.unconverged_newton_iterations) +=
+        report.newton_iterations;
     result.unconverged_rod_steps += report.unconverged_rods;
     result.rod_contact_pairs_max = std::max(result.rod_contact_pairs_max, report.rod_contact.pairs);
     result.min_gap_fraction = std::min(result.min_gap_fraction, report.rod_contact.min_gap_fraction);
@@ -170,6 +177,13 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["contact_rod_solves"] = contact_rod_solves;
   j["unconverged_steps"] = unconverged_steps;
   j["unconverged_rod_steps"] = unconverged_rod_steps;
+  j["converged_seconds"] = converged_seconds;
+  j["converged_newton_iterations"] = converged_newton_iterations;
+  j["unconverged_seconds"] = unconverged_seconds;
+  j["unconverged_newton_iterations"] = unconverged_newton_iterations;
+  j["failed_attempts"] = failed_attempts;
+  j["failed_attempt_newton_iterations"] = failed_attempt_newton_iterations;
+  j["failed_attempt_seconds"] = failed_attempt_seconds;
   j["rod_contact_pairs_max"] = rod_contact_pairs_max;
   // JSON has no infinity: no pair came near, null.
   j["min_gap_fraction"] = std::isfinite(min_gap_fraction) ? nlohmann::json(min_gap_fraction) : nlohmann::json();

@@ -84,6 +84,9 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.cg_residual = part.cg_residual;
   total.newton_iterations += part.newton_iterations;
   total.partial_iterations += part.partial_iterations;
+  total.failed_attempts += part.failed_attempts;
+  total.failed_attempt_newton_iterations += part.failed_attempt_newton_iterations;
+  total.failed_attempt_seconds += part.failed_attempt_seconds;
   total.line_search_halvings += part.line_search_halvings;
   total.line_search_failures += part.line_search_failures;
   total.strain_stalled_rods += part.strain_stalled_rods;
@@ -2788,11 +2791,15 @@ StepReport ImplicitEuler::step_or_split(State& state, double dt, int depth, bool
     // iterate, counted unconverged (clear_path, run_converged's accept_at_last_resort).
     last_resort_ = !settings_.converged() || depth >= settings_.max_step_splits;
     split_depth_ = depth;
+    const Clock::time_point attempt_start = Clock::now();
     report = attempt(state, dt, allow_bdf2);
     // The converged solver takes a step it could not converge (or that would gain energy) again
     // as two backward Euler steps of half the length; a state it cannot start from is final.
     if (report.ok || report.interrupted || !settings_.converged() || depth >= settings_.max_step_splits || !start_ok_)
       return report;
+    report.failed_attempts = 1;
+    report.failed_attempt_newton_iterations = report.newton_iterations;
+    report.failed_attempt_seconds = seconds_since(attempt_start);
   }
   const State saved = state;
   const SystemAssembler::ElementState saved_frames = assembler_.element_state();

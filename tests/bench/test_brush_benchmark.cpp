@@ -84,6 +84,14 @@ TEST_CASE("brush benchmark: a tiny brush pressed onto the paper runs, counts its
   CHECK(one.us_per_vertex_step > 0.0);
   CHECK(std::isfinite(one.max_edge_strain));
   CHECK(one.to_json()["steps_taken"] == 9);
+  // Time by outcome: every step is converged or not, and given-up attempts are part of them.
+  CHECK(one.converged_newton_iterations + one.unconverged_newton_iterations == one.newton_iterations);
+  CHECK(one.converged_seconds + one.unconverged_seconds == doctest::Approx(one.seconds).epsilon(1e-9));
+  CHECK((one.unconverged_steps == 0) == (one.unconverged_newton_iterations == 0));
+  CHECK(one.failed_attempt_newton_iterations <= one.newton_iterations);
+  CHECK(one.failed_attempt_seconds <= one.seconds);
+  CHECK(one.to_json()["converged_newton_iterations"] == one.converged_newton_iterations);
+  CHECK(one.to_json()["failed_attempts"] == one.failed_attempts);
 
   settings.threads = 2;
   const BrushBenchmarkResult two = run_brush_benchmark(settings);

@@ -647,3 +647,36 @@ TEST_CASE("an unconverged step whose solve diverged is not accepted: split, then
   }
   CHECK(failed);
 }
+
+TEST_CASE("implicit Euler: a step given up and split reports the attempt it threw away") {
+  // A bent cantilever released with a long step, and Newton allowed three iterations: the whole
+  // step does not converge, so it is split into halves, each converging (2 substeps, 12 Newton
+  // iterations in all). The report says how many attempts were given up, and their Newton
+  // iterations and time, a part of the step's totals (the brush benchmark's "time by outcome").
+  const Model model = bent_cantilever(3, 20, 0.5, make_material(1000.0, 0.02, 1.0e7));
+  SolverSettings settings;
+  settings.max_newton_iterations = 3;
+  settings.tolerance = 1e-6;
+  ImplicitEuler integrator(model, settings);
+  State state = arc_state(model, 1.0);
+  const StepReport report = integrator.step(state, 0.05);
+  REQUIRE(report.ok);
+  MESSAGE(report.substeps << " substeps, " << report.failed_attempts << " attempts given up, "
+                          << report.failed_attempt_newton_iterations << " of " << report.newton_iterations
+                          << " Newton iterations");
+  CHECK(report.substeps > 1);
+  // One given up attempt per split (the first step of a run starts unsplit).
+  CHECK(report.failed_attempts == report.substeps - 1);
+  CHECK(report.failed_attempt_newton_iterations > 0);
+  CHECK(report.failed_attempt_newton_iterations < report.newton_iterations);
+  CHECK(report.failed_attempt_seconds > 0.0);
+  // A step taken whole gives up nothing.
+  ImplicitEuler whole(model, SolverSettings{});
+  State again = arc_state(model, 1.0);
+  const StepReport small = whole.step(again, 1e-4);
+  REQUIRE(small.ok);
+  CHECK(small.substeps == 1);
+  CHECK(small.failed_attempts == 0);
+  CHECK(small.failed_attempt_newton_iterations == 0);
+  CHECK(small.failed_attempt_seconds == 0.0);
+}

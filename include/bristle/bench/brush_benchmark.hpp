@@ -67,6 +67,17 @@ struct BrushBenchmarkResult {
   int unconverged_steps = 0;
   /// Over those steps, the bristles each left above the tolerance (StepReport::unconverged_rods)
   long long unconverged_rod_steps = 0;
+  /// Where the time goes, by how each step ended (StepReport::converged): wall time [s] and
+  /// Newton iterations of the converged steps and of the unconverged ones (a split step counts
+  /// as converged only if every part did).
+  double converged_seconds = 0.0;
+  long long converged_newton_iterations = 0;
+  double unconverged_seconds = 0.0;
+  long long unconverged_newton_iterations = 0;
+  /// Of all that, the attempts given up and split into halves (StepReport::failed_attempts).
+  int failed_attempts = 0;
+  long long failed_attempt_newton_iterations = 0;
+  double failed_attempt_seconds = 0.0;
   int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
   /// +inf when no two segments came near each other (or rod contact is off).

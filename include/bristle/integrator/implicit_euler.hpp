@@ -162,6 +162,12 @@ struct StepReport {
   int length_correction_iterations = 0;  ///< of the slowest rod
   int uncorrected_rods = 0;  ///< rods the length correction left alone (dependent constraints)
   int substeps = 1;          ///< steps actually taken: > 1 when the step was split
+  /// Attempts the converged solver gave up and split into halves (ImplicitEuler::step_or_split),
+  /// at every level: how many, and the Newton iterations and wall time [s] they took. Their
+  /// work is counted in the fields above too; these say how much of it was thrown away.
+  int failed_attempts = 0;
+  int failed_attempt_newton_iterations = 0;
+  double failed_attempt_seconds = 0.0;
   /// false: a step in contact whose Newton iterations stalled above the tolerance (the
   /// converged solver, after 8): it took its first solve, contact constraints held exactly
   bool converged = true;
