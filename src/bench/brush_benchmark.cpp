@@ -121,12 +121,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
     result.failed_attempts += report.failed_attempts;
     result.failed_attempt_newton_iterations += report.failed_attempt_newton_iterations;
     result.failed_attempt_seconds += report.failed_attempt_seconds;
-    result.first_solves += report.first_solves;
-    result.first_solve_seconds += report.first_solve_seconds;
-    result.full_iteration_seconds += report.full_iteration_seconds;
-    result.partial_iteration_seconds += report.partial_iteration_seconds;
-    result.path_check_seconds += report.path_check_seconds;
-    result.commit_seconds += report.commit_seconds;
+    result.stages += report.stages;
     assembly += report.assembly_seconds;
     solve += report.solve_seconds;
     result.cg_iterations += report.cg_iterations;
@@ -190,12 +185,12 @@ nlohmann::json BrushBenchmarkResult::to_json() const {
   j["failed_attempts"] = failed_attempts;
   j["failed_attempt_newton_iterations"] = failed_attempt_newton_iterations;
   j["failed_attempt_seconds"] = failed_attempt_seconds;
-  j["first_solves"] = first_solves;
-  j["first_solve_seconds"] = first_solve_seconds;
-  j["full_iteration_seconds"] = full_iteration_seconds;
-  j["partial_iteration_seconds"] = partial_iteration_seconds;
-  j["path_check_seconds"] = path_check_seconds;
-  j["commit_seconds"] = commit_seconds;
+  j["first_solves"] = stages.first_solves;
+  j["first_solve_seconds"] = stages.first_solve_seconds;
+  j["full_iteration_seconds"] = stages.full_iteration_seconds;
+  j["partial_iteration_seconds"] = stages.partial_iteration_seconds;
+  j["path_check_seconds"] = stages.path_check_seconds;
+  j["commit_seconds"] = stages.commit_seconds;
   j["rod_contact_pairs_max"] = rod_contact_pairs_max;
   // JSON has no infinity: no pair came near, null.
   j["min_gap_fraction"] = std::isfinite(min_gap_fraction) ? nlohmann::json(min_gap_fraction) : nlohmann::json();

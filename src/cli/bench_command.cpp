@@ -211,11 +211,11 @@ void print_brush_table(const BrushBenchmarkSettings& settings, const BrushBenchm
       << fixed(r.unconverged_seconds, 2) << " s (" << r.unconverged_newton_iterations << "); of all, "
       << r.failed_attempts << " attempts given up and split " << fixed(r.failed_attempt_seconds, 2) << " s ("
       << r.failed_attempt_newton_iterations << ")\n"
-      << "time by stage      " << r.first_solves << " first solves " << fixed(r.first_solve_seconds, 2)
-      << " s; later iterations over all bristles " << fixed(r.full_iteration_seconds, 2) << " s ("
-      << r.newton_iterations - r.first_solves - r.partial_iterations << "), over the moving ones "
-      << fixed(r.partial_iteration_seconds, 2) << " s (" << r.partial_iterations << "); straight-path checks "
-      << fixed(r.path_check_seconds, 2) << " s; commits " << fixed(r.commit_seconds, 2) << " s\n"
+      << "time by stage      " << r.stages.first_solves << " first solves " << fixed(r.stages.first_solve_seconds, 2)
+      << " s; later iterations over all bristles " << fixed(r.stages.full_iteration_seconds, 2) << " s ("
+      << r.newton_iterations - r.stages.first_solves - r.partial_iterations << "), over the moving ones "
+      << fixed(r.stages.partial_iteration_seconds, 2) << " s (" << r.partial_iterations << "); straight-path checks "
+      << fixed(r.stages.path_check_seconds, 2) << " s; commits " << fixed(r.stages.commit_seconds, 2) << " s\n"
       << "paper's solves     " << r.contact_solves << " linear solves of the collider contact's active set ("
       << fixed(r.contact_solves / std::max(1.0, 1.0 * r.newton_iterations), 1) << " per Newton iteration), "
       << fixed(r.contact_rod_solves / std::max(1.0, 1.0 * r.contact_solves), 1) << " bristles solved per solve\n"

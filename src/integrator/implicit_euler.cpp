@@ -87,12 +87,7 @@ void accumulate(StepReport& total, const StepReport& part) {
   total.failed_attempts += part.failed_attempts;
   total.failed_attempt_newton_iterations += part.failed_attempt_newton_iterations;
   total.failed_attempt_seconds += part.failed_attempt_seconds;
-  total.first_solves += part.first_solves;
-  total.first_solve_seconds += part.first_solve_seconds;
-  total.full_iteration_seconds += part.full_iteration_seconds;
-  total.partial_iteration_seconds += part.partial_iteration_seconds;
-  total.path_check_seconds += part.path_check_seconds;
-  total.commit_seconds += part.commit_seconds;
+  total.stages += part.stages;
   total.line_search_halvings += part.line_search_halvings;
   total.line_search_failures += part.line_search_failures;
   total.strain_stalled_rods += part.strain_stalled_rods;
@@ -2047,8 +2042,8 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     line_search(ctx);
   else
     for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
-  ++ctx.report.first_solves;
-  ctx.report.first_solve_seconds += seconds_since(first_solve_start);
+  ++ctx.report.stages.first_solves;
+  ctx.report.stages.first_solve_seconds += seconds_since(first_solve_start);
   const VecX& x_hat = *ctx.x_hat;
   auto remember_contact_iterate = [&] {
     if (static_cast<int>(ctx.contact_iterates.size()) <= ctx.contact_iterate_count) ctx.contact_iterates.emplace_back();
@@ -2158,7 +2153,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
       update_end_positions();
       if ((contact && !barrier) || (barrier && !path_may_split())) remember_contact_iterate();
     }
-    (ctx.partial ? ctx.report.partial_iteration_seconds : ctx.report.full_iteration_seconds) +=
+    (ctx.partial ? ctx.report.stages.partial_iteration_seconds : ctx.report.stages.full_iteration_seconds) +=
         seconds_since(iteration_start);
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
     const bool was_converged = converged;
@@ -2744,7 +2739,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
       ctx.report.failure = "the step's straight motion passes through a rod that its Newton iterates went around";
       ok = false;
     }
-    ctx.report.path_check_seconds += seconds_since(path_start);
+    ctx.report.stages.path_check_seconds += seconds_since(path_start);
   }
   if (ok && !(find_non_finite(ctx.x1, ctx.report, "position") || find_collapsed_edge(ctx.x1, ctx.report))) {
     const Clock::time_point commit_start = Clock::now();
@@ -2759,7 +2754,7 @@ StepReport ImplicitEuler::attempt(State& state, double dt, bool allow_bdf2) {
       rod_contact_.commit_stiffness();
     }
     if (constraints_) ctx.report.rod_contact = rod_contact_.measure_all(state.positions);
-    ctx.report.commit_seconds += seconds_since(commit_start);
+    ctx.report.stages.commit_seconds += seconds_since(commit_start);
     if (settings_.converged()) {
       last_end_energy_ = ctx.end_energies.total();
       last_end_energy_known_ = ctx.end_energies_known && !ctx.driven;

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bristle/integrator/stage_times.hpp"
+
 namespace bristle {
 
 struct BrushBenchmarkSettings {
@@ -78,16 +80,8 @@ struct BrushBenchmarkResult {
   int failed_attempts = 0;
   long long failed_attempt_newton_iterations = 0;
   double failed_attempt_seconds = 0.0;
-  /// Where the time goes, by stage of the solver (StepReport::first_solve_seconds and the
-  /// fields after it): wall time [s] of every attempt's first solve (and how many attempts),
-  /// of the later iterations over every bristle and over the bristles still moving, of the
-  /// checks of each step's straight motion, and of the commits.
-  long long first_solves = 0;
-  double first_solve_seconds = 0.0;
-  double full_iteration_seconds = 0.0;
-  double partial_iteration_seconds = 0.0;
-  double path_check_seconds = 0.0;
-  double commit_seconds = 0.0;
+  /// Where the time goes, by stage of the solver: the steps' StepReport::stages, summed.
+  SolverStageTimes stages;
   int rod_contact_pairs_max = 0;     ///< most pairs within the barrier's reach after one step
   /// Smallest gap between two bristles' surfaces after any step, relative to the radius;
   /// +inf when no two segments came near each other (or rod contact is off).

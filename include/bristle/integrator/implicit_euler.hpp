@@ -58,6 +58,7 @@
 
 #include <Eigen/IterativeLinearSolvers>
 
+#include "bristle/integrator/stage_times.hpp"
 #include "bristle/contact/contact_report.hpp"
 #include "bristle/contact/contact_solver.hpp"
 #include "bristle/contact/rod_contact.hpp"
@@ -168,18 +169,8 @@ struct StepReport {
   int failed_attempts = 0;
   int failed_attempt_newton_iterations = 0;
   double failed_attempt_seconds = 0.0;
-  /// Wall time [s] by stage of the converged solver, summed over attempts (failed ones
-  /// included): each attempt's first solve (its assembly, linear solve and search), the later
-  /// Newton iterations over every rod and those over the rods still moving (partial_iterations),
-  /// the check of the step's straight motion with rod contact (clear_path, and where it is not
-  /// clear the end it picks instead), and the commit with the pairs' measurement at the end.
-  /// What they leave of the step's time is the prediction, the start's checks and the report.
-  int first_solves = 0;
-  double first_solve_seconds = 0.0;
-  double full_iteration_seconds = 0.0;
-  double partial_iteration_seconds = 0.0;
-  double path_check_seconds = 0.0;
-  double commit_seconds = 0.0;
+  /// Wall time by stage of the converged solver, summed over attempts (failed ones included).
+  SolverStageTimes stages;
   /// false: a step in contact whose Newton iterations stalled above the tolerance (the
   /// converged solver, after 8): it took its first solve, contact constraints held exactly
   bool converged = true;
