@@ -93,6 +93,20 @@ std::string brush_benchmark_scene(const BrushBenchmarkSettings& settings) {
   return scene.dump(1);
 }
 
+nlohmann::json iteration_record_json(const IterationRecord& record) {
+  return {{"t", record.time},
+          {"h", record.h},
+          {"iteration", record.iteration},
+          {"partial", record.partial},
+          {"rods_solved", record.rods_solved},
+          {"correction", record.correction},
+          {"tolerance", record.tolerance},
+          {"ccd_limited", record.ccd_limited},
+          {"step", record.step_length},
+          {"forces_consistent", record.forces_consistent},
+          {"deepest_in_collider", record.deepest_in_collider}};
+}
+
 BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings) {
   const Scene scene = load_scene_from_string(brush_benchmark_scene(settings), "brush benchmark");
   Model model = scene.model;
@@ -104,6 +118,7 @@ BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings)
   solver.threads = settings.threads;
   solver.active_rods = settings.active_rods;
   ImplicitEuler integrator(model, solver);
+  if (settings.iteration_log) integrator.set_iteration_log(settings.iteration_log);
 
   BrushBenchmarkResult result;
   result.bristles = static_cast<int>(model.rods.size());

@@ -31,7 +31,7 @@ const char* const kUsage =
     "       bristle bench --sweep [--docs PATH]\n"
     "       bristle bench --brush [--rows N] [--columns N] [--segments S] [--dt S] [--duration S]\n"
     "                     [--tilt A] [--threads T] [--speedup] [--no-rod-contact] [--all-rods] [--print-scene]\n"
-    "                     [--json]\n"
+    "                     [--iteration-log FILE] [--json]\n"
     "\n"
     "Steps N clamped hair strands of V vertices under gravity (L = 0.2 m, radius 50 um,\n"
     "E = 3 GPa, density 1300 kg/m^3, clamped horizontally at the root) and prints what a step\n"
@@ -104,6 +104,14 @@ const char* const kUsage =
     "  --no-rod-contact   bristles pass through each other (the cost of contact, by difference)\n"
     "  --all-rods         every Newton iteration solves every bristle (by default those after a\n"
     "                     step's first two solve only those still moving; for comparison)\n"
+    "  --iteration-log FILE  write FILE with one JSON object per line for each Newton iteration\n"
+    "                     of the run, given-up attempts included: the attempt's end time and step\n"
+    "                     (t, h), the iteration (0: the attempt's first solve), whether it solved\n"
+    "                     only the bristles still moving and how many it solved, its correction and\n"
+    "                     the tolerance it is tested against (fractions of the bristle length),\n"
+    "                     whether CCD shortened it, the line search's step, whether the pairs'\n"
+    "                     force estimates were consistent, and the deepest vertex in the paper (in\n"
+    "                     radii); with --speedup, of the run on T threads\n"
     "  --print-scene      print the scene (bristle-scene/1 JSON) and run nothing\n"
     "  -h, --help         show this help\n"
     "\n"
@@ -275,7 +283,18 @@ int brush_bench(const ParsedArgs& parsed, CommandContext& context) {
   if (!json)
     context.err << "bench: brush of " << settings.rows * settings.columns << " bristles x " << settings.segments
                 << " segments, " << std::lround(settings.duration / settings.dt) << " steps...\n";
+  std::string iteration_log;
+  const std::optional<std::string> iteration_log_path = parsed.value("--iteration-log");
+  if (iteration_log_path) {
+    if (iteration_log_path->empty()) throw UsageError("--iteration-log expects a file name");
+    settings.iteration_log = [&iteration_log](const IterationRecord& record) {
+      iteration_log += iteration_record_json(record).dump() + "\n";
+    };
+  }
   const BrushBenchmarkResult result = run_brush_benchmark(settings);
+  settings.iteration_log = nullptr;  // the one-thread run of --speedup is not logged
+  // Written whole, whatever the run's outcome: the iterations up to a failed step are its record.
+  if (iteration_log_path) write_file_atomically(*iteration_log_path, iteration_log);
   nlohmann::json report = result.to_json();
   report["tilt"] = settings.tilt;
   bool ok = result.ok;
@@ -334,11 +353,12 @@ int bench(const std::vector<std::string>& args, CommandContext& context) {
                                               {"--no-rod-contact", "", false},
                                               {"--all-rods", "", false},
                                               {"--tilt", "", true},
-                                              {"--print-scene", "", false}});
+                                              {"--print-scene", "", false},
+                                              {"--iteration-log", "", true}});
   expect_positionals(parsed, {});
   if (parsed.has("--brush")) return brush_bench(parsed, context);
   for (const char* option : {"--rows", "--columns", "--segments", "--speedup", "--no-rod-contact", "--all-rods", "--print-scene",
-                             "--tilt"})
+                             "--tilt", "--iteration-log"})
     if (parsed.has(option)) throw UsageError(std::string(option) + " goes with --brush");
   if (parsed.has("--sweep")) return sweep(parsed, context);
   if (parsed.has("--docs")) throw UsageError("--docs goes with --sweep");

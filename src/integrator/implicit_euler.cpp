@@ -1454,6 +1454,31 @@ bool ImplicitEuler::deep_iterate_may_go_on(const StepContext& ctx, int k) const 
   return barrier_ && k < settings_.max_newton_iterations && contact_.max_penetration_fraction(ctx.x1) > kDeepInCollider;
 }
 
+void ImplicitEuler::log_iteration(const StepContext& ctx, int ccd_limited_before) {
+  IterationRecord record;
+  record.time = ctx.t1;
+  record.h = ctx.h;
+  record.iteration = ctx.iteration;
+  record.partial = ctx.partial;
+  record.rods_solved = model_.layout.rod_count();
+  if (ctx.partial) record.rods_solved = static_cast<int>(std::count(active_rods_.begin(), active_rods_.end(), 1));
+  const int worst_dof = worst_correction_dof_;  // the failure messages' DOF stays the solver's own
+  record.correction = relative_correction(ctx, ctx.dv_free);
+  worst_correction_dof_ = worst_dof;
+  record.tolerance = step_tolerance();
+  record.ccd_limited = ctx.report.ccd_limited > ccd_limited_before;
+  record.step_length = ctx.step_length;
+  record.forces_consistent = ctx.forces_consistent;
+  if (contact_.enabled()) {
+    // The iterate's end positions (x1 is not yet updated after the first solve).
+    const VecX& x_hat = *ctx.x_hat;
+    logged_positions_.resize(x_hat.size());
+    for (Eigen::Index i = 0; i < x_hat.size(); ++i) logged_positions_[i] = x_hat[i] + ctx.h * ctx.v[i];
+    record.deepest_in_collider = std::max(0.0, contact_.max_penetration_fraction(logged_positions_));
+  }
+  iteration_log_(record);
+}
+
 bool ImplicitEuler::path_may_split() const {
   return settings_.converged() && !last_resort_ && split_depth_ < kPathSplits;
 }
@@ -2037,6 +2062,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
   ctx.iteration = 0;
   ctx.at_start = !barrier;
   const Clock::time_point first_solve_start = Clock::now();
+  int ccd_limited_before = ctx.report.ccd_limited;
   if (!first_solved && (!assemble(ctx) || !solve(ctx))) return false;
   if (barrier)
     line_search(ctx);
@@ -2044,6 +2070,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
   ++ctx.report.stages.first_solves;
   ctx.report.stages.first_solve_seconds += seconds_since(first_solve_start);
+  if (iteration_log_) log_iteration(ctx, ccd_limited_before);
   const VecX& x_hat = *ctx.x_hat;
   auto remember_contact_iterate = [&] {
     if (static_cast<int>(ctx.contact_iterates.size()) <= ctx.contact_iterate_count) ctx.contact_iterates.emplace_back();
@@ -2141,6 +2168,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     ctx.iteration = k + 1;
     ctx.at_start = false;
     const Clock::time_point iteration_start = Clock::now();
+    ccd_limited_before = ctx.report.ccd_limited;
     if (!contact && !damped && !barrier) {
       // Newton's linearised step stretches turning edges as the guess's did: each trial is
       // length-corrected before Phi judges it (projected_line_search).
@@ -2156,6 +2184,7 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
     (ctx.partial ? ctx.report.stages.partial_iteration_seconds : ctx.report.stages.full_iteration_seconds) +=
         seconds_since(iteration_start);
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
+    if (iteration_log_) log_iteration(ctx, ccd_limited_before);
     const bool was_converged = converged;
     // An iteration over the active rods only measures them: the step ends on one over all.
     // Nor where a vertex is still deep in a collider and more iterations may lift it (an

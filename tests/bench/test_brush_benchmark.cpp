@@ -279,3 +279,60 @@ TEST_CASE("brush benchmark: a tilted 5 x 20 brush with rod contact runs its whol
   CHECK(result.min_gap_fraction > 1e-5);
   CHECK(result.max_edge_strain < 0.01);
 }
+
+TEST_CASE("brush benchmark: the iteration log has one record per Newton iteration and changes no result") {
+  // A tilted 3 x 3 brush over its press (to 0.45 s): steps that converge in one iteration after
+  // the first solve, pressed ones with iterations over the bristles still moving, and steps
+  // given up and split (their attempts report with half of dt).
+  BrushBenchmarkSettings settings = tilted_brush(3, 3, 0.45);
+  const BrushBenchmarkResult plain = run_brush_benchmark(settings);
+  REQUIRE(plain.ok);
+  std::vector<IterationRecord> records;
+  settings.iteration_log = [&records](const IterationRecord& record) { records.push_back(record); };
+  const BrushBenchmarkResult logged = run_brush_benchmark(settings);
+  REQUIRE(logged.ok);
+  // Logging measures; it moves nothing.
+  CHECK(logged.positions_crc == plain.positions_crc);
+  CHECK(logged.newton_iterations == plain.newton_iterations);
+  // One record per Newton iteration (each attempt's first solve is one), as the report counts.
+  CHECK(static_cast<long long>(records.size()) == logged.newton_iterations);
+  const auto first_solves = std::count_if(records.begin(), records.end(), [](const IterationRecord& r) { return r.iteration == 0; });
+  CHECK(first_solves == logged.stages.first_solves);
+  const auto partial = std::count_if(records.begin(), records.end(), [](const IterationRecord& r) { return r.partial; });
+  CHECK(partial == logged.partial_iterations);
+  REQUIRE(partial > 0);  // else the test of rods_solved below says nothing
+  double previous_time = 0.0;
+  int previous_iteration = -1;
+  for (const IterationRecord& r : records) {
+    // Iterations count up within an attempt, from its first solve.
+    if (r.iteration == 0) {
+      CHECK(r.time > previous_time - settings.dt);  // a split step's halves end before the whole would
+      previous_time = r.time;
+    } else {
+      CHECK(r.iteration == previous_iteration + 1);
+    }
+    previous_iteration = r.iteration;
+    CHECK(r.h > 0.0);
+    CHECK(r.h <= settings.dt);
+    CHECK(r.tolerance > 0.0);
+    CHECK(r.correction >= 0.0);
+    CHECK(r.step_length >= 0.0);
+    CHECK(r.step_length <= 1.0);
+    CHECK(r.deepest_in_collider >= 0.0);
+    if (r.partial) {
+      CHECK(r.rods_solved > 0);
+      CHECK(r.rods_solved < 9);
+    } else {
+      CHECK(r.rods_solved == 9);
+    }
+  }
+  // The pressed steps: some iteration's correction above the tolerance, and the last record's
+  // attempt ends at the run's end.
+  CHECK(std::any_of(records.begin(), records.end(), [](const IterationRecord& r) { return r.correction > r.tolerance; }));
+  CHECK(records.back().time == doctest::Approx(0.45));
+  CHECK(std::any_of(records.begin(), records.end(), [&](const IterationRecord& r) { return r.h < settings.dt; }));
+  const nlohmann::json line = iteration_record_json(records.front());
+  for (const char* key : {"t", "h", "iteration", "partial", "rods_solved", "correction", "tolerance", "ccd_limited", "step",
+                          "forces_consistent", "deepest_in_collider"})
+    CHECK_MESSAGE(line.contains(key), key);
+}

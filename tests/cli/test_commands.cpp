@@ -586,3 +586,26 @@ TEST_CASE("cli golden frames: the stored outputs detect a 1% change of stiffness
   CHECK(dimension_2 >= 1);
   CHECK(dimension_3 >= 1);
 }
+
+TEST_CASE("cli bench --brush --iteration-log writes one JSON line per Newton iteration") {
+  test::TempFolder folder("cli-bench-log");
+  const std::string log = folder / "iterations.jsonl";
+  Outcome o = run({"bench", "--brush", "--rows", "2", "--columns", "2", "--segments", "6", "--duration", "0.15",
+                   "--iteration-log", log, "--json"});
+  REQUIRE(o.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(o.out);
+  std::ifstream in(log);
+  REQUIRE(in);
+  long long lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    CHECK(record.at("iteration").get<int>() >= 0);
+    CHECK(record.at("h").get<double>() > 0.0);
+  }
+  CHECK(lines == report.at("newton_iterations").get<long long>());
+  // Not a brush option elsewhere.
+  o = run({"bench", "--iteration-log", log});
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "--iteration-log goes with --brush"));
+}
+

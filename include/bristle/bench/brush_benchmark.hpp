@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bristle/integrator/iteration_log.hpp"
 #include "bristle/integrator/stage_times.hpp"
 
 namespace bristle {
@@ -40,7 +41,13 @@ struct BrushBenchmarkSettings {
   /// 4 cos(tilt) mm more (the height of 4 mm along the axis) by 0.4 s, drags it 4 cm by 0.9 s
   /// and lifts it 14 mm by 1.15 s.
   double tilt = 0.0;
+  /// Called with each Newton iteration of the run (ImplicitEuler::set_iteration_log); empty:
+  /// none (`bristle bench --brush --iteration-log FILE`).
+  IterationLog iteration_log;
 };
+
+/// One line of `--iteration-log`: the record's fields under the names the help text gives.
+nlohmann::json iteration_record_json(const IterationRecord& record);
 
 /// Largest --tilt [rad]: a tuft nearer the horizontal lies on the paper rather than pressing.
 constexpr double kMaxBrushTilt = 1.2;

@@ -58,6 +58,7 @@
 
 #include <Eigen/IterativeLinearSolvers>
 
+#include "bristle/integrator/iteration_log.hpp"
 #include "bristle/integrator/stage_times.hpp"
 #include "bristle/contact/contact_report.hpp"
 #include "bristle/contact/contact_solver.hpp"
@@ -317,6 +318,9 @@ class ImplicitEuler {
   /// stick-slip states restart, and a stop in a split step's second half keeps the first
   /// half's warm starts.
   void set_stop(const volatile std::sig_atomic_t* stop) { stop_ = stop; }
+  /// Called after each attempt's first solve and each Newton iteration of the converged solver
+  /// (IterationRecord); empty (the default): nothing is measured for it.
+  void set_iteration_log(IterationLog log) { iteration_log_ = std::move(log); }
   /// Assemblies that did not write the matrix, and of those the ones solve() repeated to write
   /// it (CG had to iterate), since construction.
   long unwritten_matrices() const { return unwritten_matrices_; }
@@ -429,6 +433,9 @@ class ImplicitEuler {
   /// Rod contact, a step that cannot be split again: ends it at the latest kept Newton iterate
   /// whose straight motion is clear (see the .cpp); false where none is.
   bool end_at_clear_iterate(StepContext& ctx);
+  /// Reports the iteration just taken to iteration_log_ (set_iteration_log); ccd_limited_before:
+  /// the report's ccd_limited before it.
+  void log_iteration(const StepContext& ctx, int ccd_limited_before);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   /// The step fails with `message`, the worst correction's rod and vertex named: false.
   bool fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const;
@@ -528,6 +535,8 @@ class ImplicitEuler {
   std::vector<char> clear_near_;
   bool keep_system_matrix_ = false;
   const volatile std::sig_atomic_t* stop_ = nullptr;
+  IterationLog iteration_log_;
+  VecX logged_positions_;  // scratch of log_iteration
   long unwritten_matrices_ = 0, rewritten_matrices_ = 0;
   long split_solves_ = 0;
   long kept_rod_solutions_ = 0;
