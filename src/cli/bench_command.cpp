@@ -279,18 +279,26 @@ int brush_bench(const ParsedArgs& parsed, CommandContext& context) {
     context.out << brush_benchmark_scene(settings) << "\n";
     return kExitSuccess;
   }
-  const bool json = parsed.has("--json");
-  if (!json)
-    context.err << "bench: brush of " << settings.rows * settings.columns << " bristles x " << settings.segments
-                << " segments, " << std::lround(settings.duration / settings.dt) << " steps...\n";
   std::string iteration_log;
   const std::optional<std::string> iteration_log_path = parsed.value("--iteration-log");
   if (iteration_log_path) {
     if (iteration_log_path->empty()) throw UsageError("--iteration-log expects a file name");
+    // Checked before the run, which may take minutes, rather than when the log is written.
+    const std::filesystem::path log_path(*iteration_log_path);
+    std::error_code error;
+    if (std::filesystem::is_directory(log_path, error))
+      throw UsageError("--iteration-log " + *iteration_log_path + " is a folder; give a file name");
+    const std::filesystem::path folder = log_path.has_parent_path() ? log_path.parent_path() : ".";
+    if (!std::filesystem::is_directory(folder, error))
+      throw UsageError("--iteration-log: the folder " + folder.string() + " does not exist");
     settings.iteration_log = [&iteration_log](const IterationRecord& record) {
       iteration_log += iteration_record_json(record).dump() + "\n";
     };
   }
+  const bool json = parsed.has("--json");
+  if (!json)
+    context.err << "bench: brush of " << settings.rows * settings.columns << " bristles x " << settings.segments
+                << " segments, " << std::lround(settings.duration / settings.dt) << " steps...\n";
   const BrushBenchmarkResult result = run_brush_benchmark(settings);
   settings.iteration_log = nullptr;  // the one-thread run of --speedup is not logged
   // Written whole, whatever the run's outcome: the iterations up to a failed step are its record.

@@ -603,6 +603,14 @@ TEST_CASE("cli bench --brush --iteration-log writes one JSON line per Newton ite
     CHECK(record.at("h").get<double>() > 0.0);
   }
   CHECK(lines == report.at("newton_iterations").get<long long>());
+  // A log that could not be written is refused before the run.
+  o = run({"bench", "--brush", "--rows", "2", "--columns", "2", "--iteration-log", folder / "no-such-folder/log.jsonl"});
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "does not exist"));
+  CHECK_FALSE(contains(o.err, "bench: brush of"));
+  o = run({"bench", "--brush", "--rows", "2", "--columns", "2", "--iteration-log", folder.path().string()});
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "is a folder"));
   // Not a brush option elsewhere.
   o = run({"bench", "--iteration-log", log});
   CHECK(o.code == 2);
