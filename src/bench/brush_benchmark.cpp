@@ -104,7 +104,8 @@ nlohmann::json iteration_record_json(const IterationRecord& record) {
           {"ccd_limited", record.ccd_limited},
           {"step", record.step_length},
           {"forces_consistent", record.forces_consistent},
-          {"deepest_in_collider", record.deepest_in_collider}};
+          {"deepest_in_collider", record.deepest_in_collider},
+          {"seconds", record.seconds}};
 }
 
 BrushBenchmarkResult run_brush_benchmark(const BrushBenchmarkSettings& settings) {

@@ -1454,7 +1454,7 @@ bool ImplicitEuler::deep_iterate_may_go_on(const StepContext& ctx, int k) const 
   return barrier_ && k < settings_.max_newton_iterations && contact_.max_penetration_fraction(ctx.x1) > kDeepInCollider;
 }
 
-void ImplicitEuler::log_iteration(const StepContext& ctx, int ccd_limited_before) {
+void ImplicitEuler::log_iteration(const StepContext& ctx, int ccd_limited_before, double seconds) {
   IterationRecord record;
   record.time = ctx.t1;
   record.h = ctx.h;
@@ -1469,6 +1469,7 @@ void ImplicitEuler::log_iteration(const StepContext& ctx, int ccd_limited_before
   record.ccd_limited = ctx.report.ccd_limited > ccd_limited_before;
   record.step_length = ctx.step_length;
   record.forces_consistent = ctx.forces_consistent;
+  record.seconds = seconds;
   if (contact_.enabled()) {
     // The iterate's end positions (x1 is not yet updated after the first solve).
     const VecX& x_hat = *ctx.x_hat;
@@ -2069,8 +2070,9 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
   else
     for_each_entry(static_cast<int>(ctx.v.size()), settings_.threads, [&](int i) { ctx.v[i] += ctx.dv[i]; });
   ++ctx.report.stages.first_solves;
-  ctx.report.stages.first_solve_seconds += seconds_since(first_solve_start);
-  if (iteration_log_) log_iteration(ctx, ccd_limited_before);
+  const double first_solve_seconds = seconds_since(first_solve_start);
+  ctx.report.stages.first_solve_seconds += first_solve_seconds;
+  if (iteration_log_) log_iteration(ctx, ccd_limited_before, first_solve_seconds);
   const VecX& x_hat = *ctx.x_hat;
   auto remember_contact_iterate = [&] {
     if (static_cast<int>(ctx.contact_iterates.size()) <= ctx.contact_iterate_count) ctx.contact_iterates.emplace_back();
@@ -2181,10 +2183,11 @@ bool ImplicitEuler::run_converged(StepContext& ctx, bool first_solved) {
       update_end_positions();
       if ((contact && !barrier) || (barrier && !path_may_split())) remember_contact_iterate();
     }
+    const double iteration_seconds = seconds_since(iteration_start);
     (ctx.partial ? ctx.report.stages.partial_iteration_seconds : ctx.report.stages.full_iteration_seconds) +=
-        seconds_since(iteration_start);
+        iteration_seconds;
     ctx.report.correction = relative_correction(ctx, ctx.dv_free);
-    if (iteration_log_) log_iteration(ctx, ccd_limited_before);
+    if (iteration_log_) log_iteration(ctx, ccd_limited_before, iteration_seconds);
     const bool was_converged = converged;
     // An iteration over the active rods only measures them: the step ends on one over all.
     // Nor where a vertex is still deep in a collider and more iterations may lift it (an

@@ -319,6 +319,7 @@ TEST_CASE("brush benchmark: the iteration log has one record per Newton iteratio
     CHECK(r.step_length >= 0.0);
     CHECK(r.step_length <= 1.0);
     CHECK(r.deepest_in_collider >= 0.0);
+    CHECK(r.seconds > 0.0);  // a steady clock in nanoseconds: an iteration takes microseconds
     if (r.partial) {
       CHECK(r.rods_solved > 0);
       CHECK(r.rods_solved < 9);
@@ -331,8 +332,16 @@ TEST_CASE("brush benchmark: the iteration log has one record per Newton iteratio
   CHECK(std::any_of(records.begin(), records.end(), [](const IterationRecord& r) { return r.correction > r.tolerance; }));
   CHECK(records.back().time == doctest::Approx(0.45));
   CHECK(std::any_of(records.begin(), records.end(), [&](const IterationRecord& r) { return r.h < settings.dt; }));
+  // Each record's time is the one its stage counts: together they are the three stages' sums
+  // (added in another order, so to rounding).
+  double logged_seconds = 0.0;
+  for (const IterationRecord& r : records) logged_seconds += r.seconds;
+  const double stage_seconds =
+      logged.stages.first_solve_seconds + logged.stages.full_iteration_seconds + logged.stages.partial_iteration_seconds;
+  CHECK(logged_seconds == doctest::Approx(stage_seconds).epsilon(1e-9));
+  CHECK(logged_seconds < logged.seconds);
   const nlohmann::json line = iteration_record_json(records.front());
   for (const char* key : {"t", "h", "iteration", "partial", "rods_solved", "correction", "tolerance", "ccd_limited", "step",
-                          "forces_consistent", "deepest_in_collider"})
+                          "forces_consistent", "deepest_in_collider", "seconds"})
     CHECK_MESSAGE(line.contains(key), key);
 }

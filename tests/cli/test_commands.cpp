@@ -601,6 +601,7 @@ TEST_CASE("cli bench --brush --iteration-log writes one JSON line per Newton ite
     const nlohmann::json record = nlohmann::json::parse(line);
     CHECK(record.at("iteration").get<int>() >= 0);
     CHECK(record.at("h").get<double>() > 0.0);
+    CHECK(record.at("seconds").get<double>() > 0.0);
   }
   CHECK(lines == report.at("newton_iterations").get<long long>());
   // A log that could not be written is refused before the run.

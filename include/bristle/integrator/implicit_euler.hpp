@@ -434,8 +434,8 @@ class ImplicitEuler {
   /// whose straight motion is clear (see the .cpp); false where none is.
   bool end_at_clear_iterate(StepContext& ctx);
   /// Reports the iteration just taken to iteration_log_ (set_iteration_log); ccd_limited_before:
-  /// the report's ccd_limited before it.
-  void log_iteration(const StepContext& ctx, int ccd_limited_before);
+  /// the report's ccd_limited before it; seconds: its wall time, as the stage times count it.
+  void log_iteration(const StepContext& ctx, int ccd_limited_before, double seconds);
   void name_worst_correction(StepContext& ctx, std::ostringstream& message) const;
   /// The step fails with `message`, the worst correction's rod and vertex named: false.
   bool fail_with_worst_correction(StepContext& ctx, std::ostringstream& message) const;

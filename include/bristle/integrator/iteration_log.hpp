@@ -24,6 +24,9 @@ struct IterationRecord {
   bool forces_consistent = true;
   /// The deepest vertex in a collider after the iteration, in its radius (0: none inside).
   double deepest_in_collider = 0.0;
+  /// Wall time of the iteration [s]: its assembly, solve, CCD and line search, as the step's
+  /// stage times count it (SolverStageTimes). The one field that varies from run to run.
+  double seconds = 0.0;
 };
 
 using IterationLog = std::function<void(const IterationRecord&)>;
