@@ -219,3 +219,14 @@ bristle_damaged_test(check_contact_recorded_scene check-contact manifest.json " 
 
 # --- Install, man page, completion, batch recipes ---------------------------------------------
 include(${CMAKE_CURRENT_SOURCE_DIR}/cli/install_cli_tests.cmake)
+
+# --- tools/iteration-cost.py over a bench run's iteration log ----------------------------------
+find_program(BRISTLE_ITERATION_COST_PYTHON3 python3)
+if(BRISTLE_ITERATION_COST_PYTHON3)
+  add_test(NAME cli_iteration_cost_tool
+           COMMAND ${CMAKE_COMMAND} -DBRISTLE=$<TARGET_FILE:bristle> -DPYTHON=${BRISTLE_ITERATION_COST_PYTHON3}
+                   -DTOOL=${PROJECT_SOURCE_DIR}/tools/iteration-cost.py -DWORK=${_cli_work}/iteration_cost
+                   -P ${_cli_dir}/expect_iteration_cost.cmake)
+else()
+  message(STATUS "python3 not found: the iteration-cost tool's test is not registered")
+endif()
