@@ -21,9 +21,16 @@ log's other fields. Only the standard library is used. Exits 2 on a file it cann
 
 import argparse
 import json
+import math
+import signal
 import sys
 
 KINDS = ("first solve", "over every bristle", "over the moving ones")
+KEYS = ("t", "iteration", "partial", "rods_solved", "seconds")
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def kind_of(record):
@@ -40,10 +47,15 @@ def read_records(path):
                 continue
             try:
                 record = json.loads(line)
-                for key in ("t", "iteration", "partial", "rods_solved", "seconds"):
-                    record[key]  # pylint: disable=pointless-statement
-            except (ValueError, KeyError, TypeError) as error:
+            except ValueError as error:
                 raise ValueError(f"{path}:{number}: not an iteration record ({error})") from error
+            missing = [key for key in KEYS if not isinstance(record, dict) or key not in record]
+            if missing:
+                raise ValueError(f"{path}:{number}: not an iteration record (no {', '.join(missing)})")
+            wrong = [key for key in KEYS if key != "partial" and not is_number(record[key])]
+            if wrong or not isinstance(record["partial"], bool):
+                raise ValueError(f"{path}:{number}: not an iteration record (not a number or flag: "
+                                 f"{', '.join(wrong) or 'partial'})")
             records.append(record)
     return records
 
@@ -78,6 +90,7 @@ def line_fit(points):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head, as other tools
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("log", help="the JSON-lines file of bench --brush --iteration-log")
     parser.add_argument("--bins", type=int, default=0, help="also by the attempts' end time, in B windows")
